@@ -1,0 +1,192 @@
+"""Bind contract regions to module instances and methods: the one object shared by `contract/` and `monitor/`."""
+from __future__ import annotations
+
+import difflib
+import inspect
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from torch import nn
+
+from contract.findings import Finding
+from contract.load import Contract
+from contract.rules import cc5xx
+from contract.schema import Region
+
+
+def glob_match(pattern: str, name: str) -> bool:
+    """Match a dotted module name: `*` is one segment, `**` zero or more, `""` only the root."""
+    if pattern == "" or name == "":
+        return pattern == name or pattern == "**"
+    return _match_segments(tuple(pattern.split(".")), tuple(name.split(".")))
+
+
+def _match_segments(pat: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    if not pat:
+        return not parts
+    if pat[0] == "**":
+        return any(_match_segments(pat[1:], parts[i:]) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], pat[0]) and _match_segments(pat[1:], parts[1:])
+
+
+@dataclass(kw_only=True, eq=False)
+class Target:
+    """One method of one module instance claimed by a region."""
+
+    region: str
+    """Region name."""
+    path: str
+    """Module path in the model (`""` is the root)."""
+    method: str
+    """Method name (`forward` is compiled with `nn.Module.compile`)."""
+    module: nn.Module
+    """The module instance."""
+    instance_attr: Any = None
+    """What the instance's own `__dict__` held under `method` before apply (None: the class's method)."""
+    via_call_impl: bool = False
+    """True for a compiled `forward`: switched through `nn.Module.compile()`'s slot, not the `forward` attribute."""
+    compiled: Callable | None = None
+    """The compiled (or disabled) callable installed by apply, kept to switch back after a fallback."""
+
+
+@dataclass(kw_only=True, eq=False)
+class RegionBinding:
+    """A region and every target it claims."""
+
+    region: Region
+    """Resolved settings."""
+    targets: list[Target] = field(default_factory=list)
+    """Claimed (module, method) pairs, in `named_modules()` order."""
+    state: str = "unapplied"
+    """`unapplied`, `compiled`, `disabled` (kept eager by contract), `eager` (fallback) or `guarded` (fail)."""
+
+
+@dataclass(kw_only=True, eq=False)
+class Binding:
+    """Regions -> module instances, methods, original callables and settings; what the monitor attributes to."""
+
+    contract: Contract
+    """The loaded contract."""
+    model: nn.Module
+    """The root model."""
+    regions: dict[str, RegionBinding]
+    """By region name, in contract order."""
+    by_target: dict[tuple[int, str], Target] = field(default_factory=dict)
+    """(id(module), method) -> target: attribution of a compiled callable to its region instance."""
+
+    def region_of(self, module: object, method: str) -> Target | None:
+        """The target a (module instance, method) belongs to, if any."""
+        return self.by_target.get((id(module), method))
+
+    def targets(self) -> list[Target]:
+        """Every target of every region."""
+        return [t for rb in self.regions.values() for t in rb.targets]
+
+
+def bind(contract: Contract, model: nn.Module) -> tuple[Binding, list[Finding]]:
+    """Resolve every region's glob and methods against the model; problems are CC5xx findings."""
+    modules = list(model.named_modules())
+    binding = Binding(contract=contract, model=model, regions={})
+    findings: list[Finding] = []
+    for region in contract.regions:
+        matched = [(n, m) for n, m in modules if glob_match(region.module, n)]
+        if not matched:
+            findings.append(_no_match(region, [n for n, _ in modules]))
+        rb = RegionBinding(region=region)
+        for method in region.methods:
+            _claim(binding, rb, matched, method, findings)
+        binding.regions[region.name] = rb
+    findings.extend(_nested(binding))
+    return binding, findings
+
+
+def _claim(binding: Binding, rb: RegionBinding, matched: list, method: str, findings: list[Finding]) -> None:
+    """Claim `method` on each matched module; missing methods and double claims are findings."""
+    region = rb.region
+    for path, module in matched:
+        if not callable(getattr(module, method, None)):
+            findings.append(_no_method(region, path, module, method))
+            return
+        key = (id(module), method)
+        other = binding.by_target.get(key)
+        if other is not None:
+            findings.append(cc5xx.OVERLAP.finding(
+                region.loc("module"), f"{_shown(path)}.{method} is already claimed by region {other.region!r}",
+                "narrow one of the globs or change methods so each module method belongs to one region"))
+            continue
+        unknown = _unknown_dims(region, getattr(module, method))
+        if unknown:
+            findings.append(unknown)
+            return
+        target = Target(region=region.name, path=path, method=method, module=module,
+                        instance_attr=module.__dict__.get(method),
+                        via_call_impl=method == "forward" and region.enabled)
+        binding.by_target[key] = target
+        rb.targets.append(target)
+
+
+def _unknown_dims(region: Region, fn: Callable) -> Finding | None:
+    """CC505 when `dynamic_dims` names an argument the method does not take."""
+    params = parameters(fn)
+    if params is None:
+        return None
+    missing = [name for name in region.dynamic_dims if name not in params]
+    if not missing:
+        return None
+    return cc5xx.UNKNOWN_ARG.finding(region.loc("dynamic_dims"),
+                                     f"{getattr(fn, '__qualname__', fn)} has no argument {missing[0]!r}",
+                                     f"use one of its arguments: {', '.join(params) or '(none)'}")
+
+
+def parameters(fn: Callable) -> list[str] | None:
+    """Parameter names of a (bound) callable, or None when it has no inspectable signature."""
+    try:
+        return list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+
+
+def _no_match(region: Region, names: list[str]) -> Finding:
+    """CC501 with the closest module names as candidates."""
+    depth = len(region.module.split(".")) if region.module else 0
+    close = difflib.get_close_matches(region.module, names, n=4, cutoff=0.4)
+    close = close or [n for n in names if n and len(n.split(".")) == depth][:4] or names[:4]
+    shown = ", ".join(_shown(n) for n in close)
+    return cc5xx.NO_MATCH.finding(region.loc("module"), f"glob {region.module!r} matches no module of the model",
+                                  f"use an existing module name, e.g. {shown}")
+
+
+def _no_method(region: Region, path: str, module: nn.Module, method: str) -> Finding:
+    """CC503 with the module's public methods as candidates."""
+    public = sorted(n for n in dir(type(module)) if not n.startswith("_") and callable(getattr(type(module), n, None)))
+    close = difflib.get_close_matches(method, public, n=3)
+    hint = f"did you mean {', '.join(close)}?" if close else "list a method the module defines"
+    return cc5xx.NO_METHOD.finding(region.loc("methods"),
+                                   f"{_shown(path)} ({type(module).__name__}) has no method {method!r}", hint)
+
+
+def _nested(binding: Binding) -> list[Finding]:
+    """CC504: a compiled region inside another compiled region's forward is inlined there."""
+    outers = [(t.path, t.region) for t in binding.targets()
+              if t.method == "forward" and binding.regions[t.region].region.enabled]
+    found: dict[tuple[str, str], Finding] = {}
+    for rb in binding.regions.values():
+        if not rb.region.enabled:
+            continue
+        for t in rb.targets:
+            for opath, oregion in outers:
+                if oregion != t.region and _inside(t.path, opath) and (t.region, oregion) not in found:
+                    found[(t.region, oregion)] = cc5xx.NESTED.finding(
+                        rb.region.loc("module"), f"{_shown(t.path)} lies inside region {oregion!r} "
+                        f"({_shown(opath)}), which inlines it when compiled",
+                        f"compile either region, or set enabled = false on {oregion!r}")
+    return list(found.values())
+
+
+def _inside(path: str, outer: str) -> bool:
+    return path != outer and (outer == "" or path.startswith(outer + "."))
+
+
+def _shown(path: str) -> str:
+    return path or "<root>"

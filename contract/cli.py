@@ -1,0 +1,111 @@
+"""`compile-contract`: check, rules, explain. Exit 0 ok, 1 error findings, 2 usage errors (one line, no traceback)."""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from typing import Sequence
+
+
+class UsageError(Exception):
+    """Exit 2 with a one-line message."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console-script entry point."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except UsageError as exc:
+        print(f"compile-contract: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="compile-contract", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    chk = sub.add_parser("check", help="validate a contract, bind it to the model, and report")
+    chk.add_argument("contract", help="path to the contract TOML")
+    chk.add_argument("--model", help="pkg.module:attr returning the nn.Module (default: [contract] model)")
+    chk.add_argument("--step", help="pkg.module:attr, step(model, i) for the dynamic probe (default: [contract] step)")
+    chk.add_argument("--format", choices=("text", "json"), default="text")
+    chk.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    chk.set_defaults(run=_cmd_check)
+    rules = sub.add_parser("rules", help="list every rule (code, severity, name)")
+    rules.set_defaults(run=_cmd_rules)
+    exp = sub.add_parser("explain", help="print a rule's documentation")
+    exp.add_argument("code", help="rule code, e.g. CC001")
+    exp.set_defaults(run=_cmd_explain)
+    return parser
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from contract.check import check
+    from contract.findings import has_errors
+    from contract.load import ContractFileError, load
+    from contract.refs import RefError, build_model, resolve
+    from contract.report import render_json, render_text
+
+    sys.path.insert(0, os.getcwd())
+    try:
+        contract, _ = load(args.contract)
+        meta = contract.meta if contract else None
+        model_ref = args.model or (meta.model if meta else None)
+        step_ref = args.step or (meta.step if meta else None)
+        model = build_model(model_ref) if model_ref else None
+        step = resolve(step_ref, "step") if step_ref else None
+        contract, binding, findings = check(args.contract, model, step=step, strict=args.strict)
+    except (ContractFileError, RefError) as exc:
+        raise UsageError(str(exc)) from None
+    if contract is not None and model is None and not has_errors(findings):
+        raise UsageError(f"{args.contract}: no model to bind; pass --model pkg.module:attr or set [contract] model")
+    summary = _summary(binding)
+    if args.format == "json":
+        print(render_json(findings, args.contract, regions=_regions(binding)))
+    else:
+        print(render_text(findings, args.contract, summary=summary))
+    return 1 if has_errors(findings) else 0
+
+
+def _summary(binding: object) -> str:
+    if binding is None:
+        return ""
+    regions = binding.regions  # type: ignore[attr-defined]
+    targets = sum(len(rb.targets) for rb in regions.values())
+    return f"({len(regions)} regions, {targets} module methods)"
+
+
+def _regions(binding: object) -> dict[str, list[str]]:
+    """Region -> bound `module.method` paths, for scripts."""
+    if binding is None:
+        return {}
+    return {name: [f"{t.path or '<root>'}.{t.method}" for t in rb.targets]
+            for name, rb in binding.regions.items()}  # type: ignore[attr-defined]
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from contract.rules import RULES
+
+    for rule in RULES:
+        print(f"{rule.code}  {rule.severity:<7}  {rule.name}")
+    return 0
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from contract.rules import RULES, get
+
+    rule = get(args.code)
+    if rule is None:
+        close = difflib.get_close_matches(args.code.upper(), [r.code for r in RULES], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; run `compile-contract rules` for the list"
+        raise UsageError(f"unknown rule code {args.code!r}{hint}")
+    print(f"{rule.code} {rule.name} ({rule.severity})\n\n{rule.doc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

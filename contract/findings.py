@@ -1,0 +1,57 @@
+"""Findings and rules: the one record every check produces, and the rule that documents it."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """One problem found in a contract, a model or the environment."""
+
+    code: str
+    """Stable rule code, e.g. ``CC001``."""
+    severity: Severity
+    """``error`` refuses the start; ``warning`` is reported only (unless ``--strict``)."""
+    location: str
+    """Where: a contract key (``region[2].mode``), a module path, an env var, a path or ``file:line``."""
+    message: str
+    """One line: what is wrong."""
+    fix: str
+    """One line: what the user should do."""
+
+    def to_dict(self) -> dict[str, str]:
+        """Plain data for JSON reports; keys are a stable interface."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    """A check's identity and documentation; findings are created through it so codes stay in step."""
+
+    code: str
+    """Stable code, ``CC`` + three digits; the hundreds digit is the code range (0 load, 1 settings...)."""
+    name: str
+    """Short kebab-case name, e.g. ``unknown-key``."""
+    severity: Severity
+    """Default severity of the findings this rule produces."""
+    doc: str
+    """Markdown with the sections What it does / Why it matters / Example / Fix."""
+
+    def finding(self, location: str, message: str, fix: str, *, severity: Severity | None = None) -> Finding:
+        """Build a finding of this rule (severity may be lowered for heuristics)."""
+        return Finding(code=self.code, severity=severity or self.severity, location=location,
+                       message=_one_line(message), fix=_one_line(fix))
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    """Findings are one line each: fold newlines and bound hostile lengths."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def has_errors(findings: list[Finding] | tuple[Finding, ...]) -> bool:
+    """True when any finding refuses the start."""
+    return any(f.severity == "error" for f in findings)

@@ -1,0 +1,282 @@
+"""Load a contract document: TOML -> validated sections -> regions, every problem reported as a finding."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from contract.findings import Finding
+from contract.rules import cc0xx
+from contract.schema import (
+    ARRAY_SECTIONS, MAX_REGIONS, SECTIONS, AllowSpec, CacheSpec, ContractMeta, MonitorSpec, ProbeSpec, Region,
+    RegionSpec, Settings, resolve_region,
+)
+
+MAX_BYTES = 1 << 20
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+class ContractFileError(Exception):
+    """The contract file cannot be read at all (a usage error: exit 2, one line)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Contract:
+    """A loaded contract: valid sections (invalid keys dropped and reported) and resolved regions."""
+
+    path: Path
+    """Absolute path of the document."""
+    sha256: str
+    """Hash of the document bytes (exported as the `contract_sha256` info label)."""
+    meta: ContractMeta | None
+    """`[contract]`, or None when it is invalid."""
+    defaults: Settings
+    """`[defaults]`."""
+    regions: tuple[Region, ...]
+    """Resolved regions, in document order (those whose name or module is invalid are left out)."""
+    cache: CacheSpec = field(default_factory=CacheSpec)
+    """`[cache]`."""
+    monitor: MonitorSpec = field(default_factory=MonitorSpec)
+    """`[monitor]`."""
+    probe: ProbeSpec = field(default_factory=ProbeSpec)
+    """`[probe]`."""
+    allow: tuple[AllowSpec, ...] = ()
+    """`[[allow]]` entries."""
+
+    @property
+    def name(self) -> str:
+        """Contract name, or the file stem when `[contract]` is invalid."""
+        return self.meta.name if self.meta else self.path.stem
+
+    def resolve_path(self, value: str) -> Path:
+        """Paths in the contract are relative to the contract file."""
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else (self.path.parent / p).resolve()
+
+
+def load(path: str | Path) -> tuple[Contract | None, list[Finding]]:
+    """Read and validate a contract file; None when it does not even parse."""
+    path = Path(path).absolute()
+    raw = _read(path)
+    findings: list[Finding] = []
+    data = _parse(raw, path, findings)
+    if data is None:
+        return None, findings
+    sections = _validate_sections(data, findings)
+    regions = _resolve_regions(sections, findings)
+    contract = Contract(
+        path=path, sha256=hashlib.sha256(raw).hexdigest(), meta=sections.get("contract"),
+        defaults=sections.get("defaults") or Settings(), regions=regions,
+        cache=sections.get("cache") or CacheSpec(), monitor=sections.get("monitor") or MonitorSpec(),
+        probe=sections.get("probe") or ProbeSpec(), allow=tuple(sections.get("allow") or ()),
+    )
+    return contract, findings
+
+
+def _read(path: Path) -> bytes:
+    """Read the file or raise a one-line, actionable ContractFileError."""
+    try:
+        if path.is_dir():
+            raise ContractFileError(f"{path}: is a directory; pass the contract's .toml file")
+        with path.open("rb") as fh:
+            return fh.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise ContractFileError(f"{path}: no such contract file; check the path (contracts live in contracts/)") from None
+    except OSError as exc:
+        raise ContractFileError(f"{path}: cannot read the contract ({exc.strerror}); check its permissions") from None
+
+
+def _parse(raw: bytes, path: Path, findings: list[Finding]) -> dict[str, Any] | None:
+    """Decode and parse TOML; syntax problems become CC002 (with line and column) or CC006."""
+    if len(raw) > MAX_BYTES:
+        findings.append(cc0xx.TOO_LARGE.finding(str(path), f"document is larger than {MAX_BYTES >> 20} MiB",
+                                                "write regions as globs; a contract is a short hand-written file"))
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        findings.append(cc0xx.TOML_SYNTAX.finding(f"{path}:{line}", f"not UTF-8 text (byte {exc.start})",
+                                                  "save the contract as UTF-8 TOML"))
+        return None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        findings.append(_syntax_finding(str(exc), path))
+    except RecursionError:
+        findings.append(cc0xx.TOML_SYNTAX.finding(str(path), "nested too deeply to parse",
+                                                  "flatten the nested arrays or tables"))
+    return None
+
+
+def _syntax_finding(message: str, path: Path) -> Finding:
+    """CC002 at `file:line:col` from tomllib's message."""
+    pos = _TOML_POS.search(message)
+    where = f"{path}:{pos.group(1)}:{pos.group(2)}" if pos else str(path)
+    text = _TOML_POS.sub("", message).strip()
+    return cc0xx.TOML_SYNTAX.finding(where, f"invalid TOML: {text}", "correct the syntax at that line and column")
+
+
+def _validate_sections(data: dict[str, Any], findings: list[Finding]) -> dict[str, Any]:
+    """Validate each top-level table on its own, so one bad section does not hide the others."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in SECTIONS:
+            findings.append(_unknown_key((key,), list(SECTIONS)))
+        elif key in ARRAY_SECTIONS:
+            out[key] = _validate_array(key, value, findings)
+        elif not isinstance(value, dict):
+            findings.append(cc0xx.WRONG_SHAPE.finding(key, f"{key} must be a table", f"write it as [{key}]"))
+        else:
+            out[key] = _validate_table(SECTIONS[key], value, (key,), findings)
+    if "contract" not in data:
+        findings.append(cc0xx.MISSING_KEY.finding("contract", "the [contract] table is required",
+                                                  'add [contract] with name = "<model name>"'))
+    return out
+
+
+def _validate_array(key: str, value: Any, findings: list[Finding]) -> list[Any]:
+    """Validate `[[region]]` / `[[allow]]` entries one by one."""
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        findings.append(cc0xx.WRONG_SHAPE.finding(key, f"{key} must be an array of tables",
+                                                  f"write each entry as [[{key}]]"))
+        return []
+    if key == "region" and len(value) > MAX_REGIONS:
+        findings.append(cc0xx.TOO_LARGE.finding(key, f"{len(value)} regions (limit {MAX_REGIONS})",
+                                                "cover many modules with one glob region (model.layers.*)"))
+        return []
+    return [_validate_table(SECTIONS[key], item, (key, i), findings) for i, item in enumerate(value)]
+
+
+def _validate_table(model: type, value: dict[str, Any], loc: tuple, findings: list[Finding]) -> Any:
+    """Validate one table; on errors, report them all, then retry without the bad keys to keep the rest."""
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    findings.extend(_error_finding(model, value, loc, err) for err in _dedupe(errors, value))
+    bad = {err["loc"][0] for err in errors if err["loc"] and err["type"] != "missing"}
+    try:
+        return model.model_validate({k: v for k, v in value.items() if k not in bad})
+    except ValidationError:
+        return None
+
+
+def _dedupe(errors: list[dict], value: dict[str, Any]) -> list[dict]:
+    """One error per key: union members report one error each, keep the first."""
+    seen: set[tuple] = set()
+    out = []
+    for err in errors:
+        key = _data_loc(err, value)
+        if key not in seen:
+            seen.add(key)
+            out.append({**err, "loc": key})
+    return out
+
+
+def _data_loc(err: dict, value: Any) -> tuple:
+    """Cut pydantic's loc down to the keys that exist in the document (drops union member tags)."""
+    out: list = []
+    parts = err["loc"]
+    for i, part in enumerate(parts):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+            value = value[part]
+        elif not (err["type"] == "missing" and i == len(parts) - 1):
+            break
+        out.append(part)
+    return tuple(out)
+
+
+def _error_finding(model: type, value: dict[str, Any], loc: tuple, err: dict) -> Finding:
+    """Translate one pydantic error into CC001 / CC003 / CC004."""
+    full = loc + tuple(err["loc"])
+    if err["type"] == "extra_forbidden":
+        return _unknown_key(full, list(model.model_fields))
+    where = format_loc(full)
+    if err["type"] == "missing":
+        return cc0xx.MISSING_KEY.finding(where, f"{full[-1]} is required", f"add {full[-1]} = ... to {format_loc(loc)}")
+    got = _preview(err.get("input"))
+    return cc0xx.INVALID_VALUE.finding(where, f"{_message(err)} (got {got})", _fix_for(model, err))
+
+
+def _unknown_key(loc: tuple, known: list[str]) -> Finding:
+    """CC001 with a "did you mean" when a known key is close."""
+    key = str(loc[-1])
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    fix = f"did you mean {close[0]}?" if close else f"remove it; known keys here: {', '.join(sorted(known))}"
+    where = format_loc(loc)
+    return cc0xx.UNKNOWN_KEY.finding(where, f"unknown key {key!r}", fix)
+
+
+def _message(err: dict) -> str:
+    """Pydantic's message, lower-cased start, without trailing period."""
+    msg = err["msg"].rstrip(".")
+    msg = msg.removeprefix("Value error, ")
+    return msg[:1].lower() + msg[1:]
+
+
+_FIXES = {
+    "bool_type": "write {name} = true or false, without quotes",
+    "int_type": "write {name} as an integer, without quotes",
+    "float_type": "write {name} as a number, without quotes",
+    "string_type": "write {name} as a quoted string",
+    "list_type": "write {name} as an array, e.g. [\"forward\"]",
+    "dict_type": "write {name} as a table, e.g. {{ key = value }}",
+    "greater_than_equal": "use a value >= {ge}",
+    "greater_than": "use a value > {gt}",
+    "less_than_equal": "use a value <= {le}",
+    "literal_error": "use one of: {expected}",
+    "string_pattern_mismatch": "use a value matching {pattern}",
+    "string_too_short": "use a non-empty value",
+}
+
+
+def _fix_for(model: type, err: dict) -> str:
+    """A fix line from the error type, else from the field's own documentation."""
+    name = next((p for p in reversed(err["loc"]) if isinstance(p, str)), "the value")
+    template = _FIXES.get(err["type"])
+    if template:
+        return template.format(name=name, **(err.get("ctx") or {}))
+    info = model.model_fields.get(err["loc"][0]) if err["loc"] else None
+    doc = info.description.splitlines()[0] if info is not None and info.description else "see README"
+    return f"{err['loc'][0]}: {doc}"
+
+
+def _preview(value: Any) -> str:
+    """Short repr of a bad value (hostile inputs stay one short line)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def format_loc(loc: tuple) -> str:
+    """('region', 2, 'mode') -> 'region[2].mode'."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _resolve_regions(sections: dict[str, Any], findings: list[Finding]) -> tuple[Region, ...]:
+    """Merge `[defaults]` into each valid region; duplicate names are CC005."""
+    defaults = sections.get("defaults") or Settings()
+    regions: list[Region] = []
+    seen: dict[str, int] = {}
+    for i, spec in enumerate(sections.get("region") or []):
+        if spec is None:
+            continue
+        if spec.name in seen:
+            findings.append(cc0xx.DUPLICATE_REGION.finding(
+                f"region[{i}].name", f"region name {spec.name!r} is already used by region[{seen[spec.name]}]",
+                "give each region a unique name (it is the metric label)"))
+            continue
+        seen[spec.name] = i
+        regions.append(resolve_region(i, spec, defaults))
+    return tuple(regions)

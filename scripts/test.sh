@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The whole test suite: set up (torch pinned, test extras, system daemons), then run pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh test
+bash scripts/install-system.sh
+exec .venv/bin/python -m pytest -q -ra "$@"

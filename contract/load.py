@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -260,8 +261,20 @@ def format_loc(loc: tuple) -> str:
     """('region', 2, 'mode') -> 'region[2].mode'."""
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        out += f"[{part}]" if isinstance(part, int) else (f".{_loc_key(part)}" if out else _loc_key(part))
     return out
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _loc_key(key: object) -> str:
+    """A key as TOML writes it: bare when it can be, else quoted, escaped and cut (locations stay one short line)."""
+    key = str(key)
+    if _BARE_KEY.match(key):
+        return key
+    cut = key if len(key) <= 64 else key[:61] + "..."
+    return '"' + "".join(ch if ch.isprintable() and ch not in '"\\' else json.dumps(ch)[1:-1] for ch in cut) + '"'
 
 
 def _resolve_regions(sections: dict[str, Any], findings: list[Finding]) -> tuple[Region, ...]:

@@ -1,0 +1,28 @@
+"""Inputs the contract fuzzer found crashing or malformed, kept as regression tests (one per fix)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from contract.load import load
+
+
+def test_an_empty_top_level_key_is_reported_at_a_quoted_non_empty_location(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('"" = []\n[contract]\nname = "n"\n')
+    _, findings = load(path)
+    assert [(f.code, f.location) for f in findings] == [("CC001", '""')]
+
+
+def test_a_key_with_newlines_and_quotes_is_reported_on_one_escaped_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[contract]\nname = "n"\n"a\\nb\\u2028\\"c" = 1\n')
+    _, findings = load(path)
+    assert [(f.code, f.location) for f in findings] == [("CC001", 'contract."a\\nb\\u2028\\"c"')]
+
+
+def test_a_megabyte_key_is_cut_in_the_location(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[contract]\nname = "n"\n"' + "k" * 500_000 + '" = 1\n')
+    _, findings = load(path)
+    assert len(findings) == 1 and len(findings[0].location) < 80
+

@@ -75,7 +75,7 @@ def load(path: str | Path) -> tuple[Contract | None, list[Finding]]:
         path=path, sha256=hashlib.sha256(raw).hexdigest(), meta=sections.get("contract"),
         defaults=sections.get("defaults") or Settings(), regions=regions,
         cache=sections.get("cache") or CacheSpec(), monitor=sections.get("monitor") or MonitorSpec(),
-        probe=sections.get("probe") or ProbeSpec(), allow=tuple(sections.get("allow") or ()),
+        probe=sections.get("probe") or ProbeSpec(), allow=tuple(a for a in sections.get("allow") or () if a is not None),
     )
     return contract, findings
 

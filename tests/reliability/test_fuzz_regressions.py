@@ -26,3 +26,12 @@ def test_a_megabyte_key_is_cut_in_the_location(tmp_path: Path) -> None:
     _, findings = load(path)
     assert len(findings) == 1 and len(findings[0].location) < 80
 
+
+def test_an_allow_entry_without_a_code_is_reported_and_does_not_crash_the_check(tmp_path: Path) -> None:
+    from contract.check import check
+
+    path = tmp_path / "c.toml"
+    path.write_text('[contract]\nname = "n"\n[[allow]]\nwhere = "region[0].*"\nreason = "r"\n')
+    contract, _, findings = check(path, None)
+    assert contract.allow == ()
+    assert [(f.code, f.location) for f in findings] == [("CC004", "allow[0].code")]

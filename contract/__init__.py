@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from contract.env import EnvSnapshot, take_snapshot
+
+ENV_AT_IMPORT: EnvSnapshot = take_snapshot()
+"""The environment before torch's compiler read it (import `contract` first to tell user-set cache variables)."""
+
 __all__ = ["enforce", "check", "ContractViolation", "ContractFileError", "load", "Binding"]
 
 

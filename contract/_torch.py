@@ -36,3 +36,44 @@ def supports_compile_kwarg(name: str) -> bool:
     import inspect
 
     return name in inspect.signature(torch.compile).parameters
+
+
+# Settings validation (CC1xx) and cache switches (CC2xx). `torch.compiler.list_backends` and
+# `torch._inductor.list_mode_options` / `list_options` are documented; `config.get_type` is private (ConfigModule,
+# torch 2.11-2.13) and is exactly what `torch.compile` uses to type-check `options`, so we mirror it here.
+
+def compile_backends() -> list[str]:
+    """Every backend name `torch.compile` accepts now, including registered custom and entry-point backends."""
+    return list(torch.compiler.list_backends(exclude_tags=None))
+
+
+def inductor_modes() -> list[str]:
+    """Modes `torch.compile(mode=)` accepts with the inductor backend."""
+    from torch._inductor import list_mode_options
+
+    return list(list_mode_options())
+
+
+def inductor_mode_options(mode: str) -> dict[str, Any]:
+    """The Inductor options a mode turns on (e.g. `triton.cudagraphs` for reduce-overhead)."""
+    from torch._inductor import list_mode_options
+
+    return dict(list_mode_options(mode))
+
+
+def inductor_option_types() -> dict[str, Any]:
+    """Option name -> declared type, as `torch.compile` checks `options` (names with `_`, not `-`)."""
+    from torch._inductor import config, list_options
+
+    return {name: config.get_type(name) for name in list_options()}
+
+
+def cache_switches() -> dict[str, bool]:
+    """Effective local-cache switches; imports the compiler config, so callers check it is already loaded."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    return {"fx_graph_cache": bool(inductor_config.fx_graph_cache),
+            "autograd_cache": bool(functorch_config.enable_autograd_cache),
+            "force_disable_caches": bool(torch.compiler.config.force_disable_caches),
+            "fx_graph_remote_cache": inductor_config.fx_graph_remote_cache is True}

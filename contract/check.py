@@ -5,12 +5,15 @@ import fnmatch
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from contract.binding import Binding, bind
+from contract.env import EnvSnapshot
 from contract.findings import Finding, has_errors
 from contract.load import Contract, load
-from contract.rules import cc0xx
+from contract.rules import cc0xx, cc1xx, cc2xx
+
+if TYPE_CHECKING:  # binding imports torch; `doctor` uses this module without it
+    from contract.binding import Binding
 
 
 @dataclass(kw_only=True)
@@ -23,12 +26,21 @@ class CheckContext:
     """Regions bound to the model (None for `doctor`, which does not import the model)."""
     step: Callable[[Any, int], Any] | None = None
     """The user's `step(model, i)`, for the dynamic probe."""
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(_env_at_import().environ))
     """Environment as it was before torch's compiler was imported."""
+    snapshot: EnvSnapshot = field(default_factory=lambda: _env_at_import())
+    """That snapshot, with whether torch's compiler was already imported when it was taken."""
+
+
+def _env_at_import() -> EnvSnapshot:
+    """The snapshot `contract/__init__.py` took at import."""
+    from contract import ENV_AT_IMPORT
+
+    return ENV_AT_IMPORT
 
 
 Check = Callable[[CheckContext], Iterable[Finding]]
-CHECKS: tuple[Check, ...] = ()
+CHECKS: tuple[Check, ...] = (cc1xx.check, cc2xx.check)
 """Checks run after binding, in code-range order."""
 
 
@@ -83,6 +95,8 @@ def _allow(findings: list[Finding], contract: Contract) -> list[Finding]:
 def check(path: str | Path, model: Any | None, *, step: Callable | None = None, strict: bool = False,
           checks: Iterable[Check] = CHECKS) -> tuple[Contract | None, Binding | None, list[Finding]]:
     """Load and check a contract against a model (None: document-level checks only); applies nothing."""
+    from contract.binding import bind
+
     contract, findings = load(path)
     binding = None
     if contract is not None and model is not None:

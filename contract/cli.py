@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--format", choices=("text", "json"), default="text")
     chk.add_argument("--strict", action="store_true", help="treat warnings as errors")
     chk.set_defaults(run=_cmd_check)
+    doc = sub.add_parser("doctor", help="environment and Inductor cache preflight for launchers (no model, no torch import)")
+    doc.add_argument("contract", nargs="?", help="path to the contract TOML (default: torch's defaults, no [cache])")
+    doc.add_argument("--format", choices=("text", "json"), default="text")
+    doc.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    doc.set_defaults(run=_cmd_doctor)
     rules = sub.add_parser("rules", help="list every rule (code, severity, name)")
     rules.set_defaults(run=_cmd_rules)
     exp = sub.add_parser("explain", help="print a rule's documentation")
@@ -68,6 +73,21 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(render_json(findings, args.contract, regions=_regions(binding)))
     else:
         print(render_text(findings, args.contract, summary=summary))
+    return 1 if has_errors(findings) else 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from contract.doctor import doctor
+    from contract.findings import has_errors
+    from contract.load import ContractFileError
+    from contract.report import render_json, render_text
+
+    try:
+        _, findings = doctor(args.contract, strict=args.strict)
+    except ContractFileError as exc:
+        raise UsageError(str(exc)) from None
+    label = args.contract or "(no contract: torch defaults)"
+    print(render_json(findings, label) if args.format == "json" else render_text(findings, label, summary="(doctor)"))
     return 1 if has_errors(findings) else 0
 
 

@@ -1,0 +1,40 @@
+"""torch-compile-contract, runtime side: `monitor.start(binding)` attributes compiles to regions and acts on budgets.
+
+Imports are lazy so `import monitor` stays cheap until a monitor is started.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from contract.binding import Binding
+    from monitor.runtime import Monitor
+
+__all__ = ["start", "Monitor", "RecompileBudgetExceeded"]
+
+
+def start(binding: "Binding", *, registry: Any = None, logger: Any = None, clock: Callable[[], float] | None = None,
+          serve: bool = True, manual_warmup: bool = False) -> "Monitor":
+    """Hook Dynamo's compile events for this binding's regions; returns the handle (also a context manager).
+
+    registry/logger/clock are injectable (tests); `serve=False` never opens a port; `manual_warmup=True` counts no
+    recompile against a budget until `mark_warm()` (otherwise each region's `warmup_compiles` allowance applies).
+    """
+    import time
+
+    from monitor.runtime import Monitor
+
+    return Monitor(binding, registry=registry, logger=logger, clock=clock or time.perf_counter, serve=serve,
+                   manual_warmup=manual_warmup)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Monitor":
+        from monitor.runtime import Monitor
+
+        return Monitor
+    if name == "RecompileBudgetExceeded":
+        from monitor.actions import RecompileBudgetExceeded
+
+        return RecompileBudgetExceeded
+    raise AttributeError(name)

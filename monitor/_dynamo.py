@@ -1,0 +1,192 @@
+"""The monitor's ONE adapter for private `torch._dynamo` APIs (verified on torch 2.11 and 2.13).
+
+Why private: Dynamo reports compiles only through `torch._dynamo.callback.callback_handler` (start/end callbacks
+carrying a compile id, no code object); per-instance attribution reads the compiled callable from the
+`compile_wrapper` frame of `torch/_dynamo/eval_frame.py` still on the stack; the recompile reason is the
+`recompile_reason` local of `convert_frame._compile` (fallback: `torch._dynamo.utils.guard_failures`); graph breaks
+and cache lookups are global counters in `torch._dynamo.utils.counters` read as deltas; a recompile-limit hit fires
+no callback, only a WARNING on logger `torch._dynamo.convert_frame` emitted in the compiling thread.
+`torch._dynamo.reset()` clears the callback lists through `callback_handler.clear()`, so registration survives a
+reset by shadowing that one method on the handler instance (state lives on the handler, not in this module).
+Every lookup uses getattr with a fallback so a renamed internal degrades to "unknown", never to an exception.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from types import FrameType
+from typing import Any, Callable
+
+Callback = Callable[[Any], None]
+LIMIT_LOGGER = "torch._dynamo.convert_frame"
+"""Logger that emits Dynamo's "hit config.recompile_limit" warning (both versions)."""
+_LIMIT_PREFIX = "torch._dynamo hit config."
+
+
+def _handler() -> Any:
+    from torch._dynamo.callback import callback_handler
+
+    return callback_handler
+
+
+class _Keeper:
+    """Stands in for `callback_handler.clear`: clears as torch does, then re-adds the kept callbacks."""
+
+    def __init__(self, original: Callable[[], None]) -> None:
+        self.original = original
+        self.kept: list[tuple[Callback, Callback, Callable[[], None]]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self) -> None:
+        try:
+            self.original()
+        finally:
+            handler = _handler()
+            with self.lock:
+                kept = list(self.kept)
+            for start, end, on_reset in kept:
+                handler.start_callbacks.append(start)
+                handler.end_callbacks.append(end)
+            for _, _, on_reset in kept:
+                on_reset()
+
+
+def register(start: Callback, end: Callback, on_reset: Callable[[], None]) -> None:
+    """Register compile callbacks that survive `torch._dynamo.reset()` (on_reset runs after each reset)."""
+    handler = _handler()
+    keeper = handler.__dict__.get("clear")
+    if not isinstance(keeper, _Keeper):
+        keeper = _Keeper(handler.clear)
+        handler.clear = keeper
+    with keeper.lock:
+        keeper.kept.append((start, end, on_reset))
+    handler.register_start_callback(start)
+    handler.register_end_callback(end)
+
+
+def unregister(start: Callback, end: Callback) -> None:
+    """Remove our callbacks; the handler's own `clear` comes back when nobody keeps callbacks."""
+    handler = _handler()
+    keeper = handler.__dict__.get("clear")
+    if isinstance(keeper, _Keeper):
+        with keeper.lock:
+            keeper.kept = [k for k in keeper.kept if k[0] is not start]
+            empty = not keeper.kept
+        if empty:
+            del handler.clear
+    for cbs, cb in ((handler.start_callbacks, start), (handler.end_callbacks, end)):
+        while cb in cbs:
+            cbs.remove(cb)
+
+
+def ensure(start: Callback, end: Callback) -> bool:
+    """Re-register callbacks something removed without `clear()`; True when they had to be re-added."""
+    handler = _handler()
+    missing = start not in handler.start_callbacks or end not in handler.end_callbacks
+    if missing:
+        if start not in handler.start_callbacks:
+            handler.register_start_callback(start)
+        if end not in handler.end_callbacks:
+            handler.register_end_callback(end)
+    return missing
+
+
+def trigger_name(args: Any) -> str:
+    """`DYNAMO`, `LAZY_BACKWARD`, `CUDAGRAPH_RECORDING`, ... of a CallbackArgs."""
+    trig = getattr(args, "callback_trigger", None)
+    return getattr(trig, "name", str(trig))
+
+
+def compile_id(args: Any) -> str:
+    """`"frame_id/frame_compile_id"` of a CallbackArgs."""
+    return str(getattr(args, "compile_id", ""))
+
+
+def _walk(depth: int = 2):
+    frame: FrameType | None = sys._getframe(depth)
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+def compiled_callable() -> Any | None:
+    """The callable the innermost `compile_wrapper` on this thread's stack is compiling, if any."""
+    for frame in _walk():
+        code = frame.f_code
+        if code.co_name == "compile_wrapper" and code.co_filename.endswith("eval_frame.py"):
+            return frame.f_locals.get("fn")
+    return None
+
+
+def owner_of(fn: Any) -> tuple[Any, str] | None:
+    """(module instance, method name) of a compiled callable; `_call_impl` (module.compile()) means forward."""
+    inner = getattr(fn, "__func__", None)
+    instance = getattr(fn, "__self__", None)
+    if inner is None or instance is None:
+        return None
+    name = getattr(inner, "__name__", "")
+    return instance, "forward" if name in ("_call_impl", "_wrapped_call_impl") else name
+
+
+def recompile_reasons() -> list[str]:
+    """Guard-failure texts of the compile in progress, one per cache entry, each prefixed `"<compile_id>: "`."""
+    for frame in _walk():
+        code = frame.f_code
+        if code.co_name == "_compile" and code.co_filename.endswith("convert_frame.py"):
+            local = frame.f_locals
+            reasons = local.get("reasons")
+            if isinstance(reasons, list) and reasons:
+                return [str(r) for r in reasons]
+            first = local.get("recompile_reason") or _guard_failure(local.get("code"))
+            return [str(first)] if first else []
+    return []
+
+
+def reason_compile_id(reason: str) -> str:
+    """The compile id a guard-failure text names (the cache entry whose guard failed)."""
+    head = reason.split(":", 1)[0].strip()
+    return head if "/" in head else ""
+
+
+def _guard_failure(code: Any) -> str | None:
+    try:
+        from torch._dynamo.utils import guard_failures
+
+        texts = guard_failures.get(code) if code is not None else None
+        return str(texts[-1]) if texts else None
+    except Exception:  # a renamed internal: reason unknown
+        return None
+
+
+def graph_break_counts() -> dict[str, int]:
+    """Copy of Dynamo's global graph-break counter (reason -> count); deltas give one compile's breaks."""
+    from torch._dynamo.utils import counters
+
+    return dict(counters.get("graph_break", {}))
+
+
+def cache_counts() -> dict[tuple[str, str], int]:
+    """FX-graph and AOTAutograd cache hit/miss totals (global; deltas give one compile's lookups)."""
+    from torch._dynamo.utils import counters
+
+    ind, aot = counters.get("inductor", {}), counters.get("aot_autograd", {})
+    return {("fx_graph", "hit"): ind.get("fxgraph_cache_hit", 0), ("fx_graph", "miss"): ind.get("fxgraph_cache_miss", 0),
+            ("aot_autograd", "hit"): aot.get("autograd_cache_hit", 0),
+            ("aot_autograd", "miss"): aot.get("autograd_cache_miss", 0)}
+
+
+def is_limit_hit(record: logging.LogRecord) -> bool:
+    """Whether a log record is Dynamo's recompile-limit warning."""
+    return isinstance(record.msg, str) and record.msg.startswith(_LIMIT_PREFIX)
+
+
+def limit_hit_reason(record: logging.LogRecord) -> str | None:
+    """The "last reason" argument of the recompile-limit warning."""
+    args = record.args if isinstance(record.args, tuple) else ()
+    return str(args[3]) if len(args) > 3 and args[3] is not None else None
+
+
+def limit_logger() -> logging.Logger:
+    """The logger to attach the recompile-limit handler to."""
+    return logging.getLogger(LIMIT_LOGGER)

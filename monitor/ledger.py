@@ -1,0 +1,259 @@
+"""The one place the monitor's state lives: fixed-size per-region stats behind one lock, no per-event lists."""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from contract.schema import Region
+from monitor.reasons import CATEGORIES
+
+BUCKETS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+"""Upper bounds (seconds) of the compile-time histogram, shared with ops/ dashboards."""
+CACHES: tuple[str, ...] = ("fx_graph", "aot_autograd")
+"""Cache label values of `torch_compile_cache_lookups_total`."""
+ERROR_KINDS: tuple[str, ...] = ("hook", "attribution", "export", "snapshot", "push", "port_in_use")
+"""Kind label values of `torch_compile_monitor_errors_total`."""
+LAST_REASONS = 8
+"""Guard-failure texts kept per region (for `RecompileBudgetExceeded` and the breach log line)."""
+ID_MAP_SIZE = 4096
+"""Compile ids remembered for lazily compiled backwards and CUDA-graph recordings (oldest dropped first)."""
+MAX_FRAMES = 1024
+"""Code objects remembered per region instance (beyond that a compile counts as a first compile)."""
+
+
+@dataclass(kw_only=True)
+class InstanceStats:
+    """One region instance (region, id(module)): the unit a recompile budget applies to."""
+
+    compiles: int = 0
+    """Compiles of this instance, all its frames (resume functions and hooks included)."""
+    recompiles: int = 0
+    """Compiles of a frame this instance had already compiled (since the last Dynamo reset)."""
+    budget_recompiles: int = 0
+    """Recompiles counted against the budget (after warm-up)."""
+    frames: set[str] = field(default_factory=set)
+    """Dynamo frame ids this instance compiled since the last reset."""
+
+
+@dataclass(kw_only=True)
+class RegionStats:
+    """Per-region counters; every field is a fixed-size number, flag, or bounded container."""
+
+    region: Region
+    """Resolved contract settings (budgets, action, warm-up)."""
+    compiles: int = 0
+    recompiles: int = 0
+    by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    graph_breaks: int = 0
+    compile_seconds: float = 0.0
+    compile_events: int = 0
+    buckets: list[int] = field(default_factory=lambda: [0] * len(BUCKETS))
+    cache: dict[tuple[str, str], int] = field(
+        default_factory=lambda: {(c, r): 0 for c in CACHES for r in ("hit", "miss")})
+    limit_hits: int = 0
+    budget_recompiles: int = 0
+    breaches: list[str] = field(default_factory=list)
+    eager_fallback: bool = False
+    fail_armed: bool = False
+    backward_compiles: int = 0
+    cudagraph_recordings: int = 0
+    last_reasons: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_REASONS))
+    instances: dict[int, InstanceStats] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompileEvent:
+    """What the hooks measured for one Dynamo compile, already attributed to a region instance."""
+
+    region: str
+    instance: int
+    compile_id: str
+    seconds: float
+    graph_breaks: int = 0
+    cache: dict[tuple[str, str], int] = field(default_factory=dict)
+    reason: str | None = None
+    category: str = "other"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """What the ledger concluded from one compile: the monitor logs it and acts on a new breach."""
+
+    recompile: bool
+    counted: bool
+    count: int
+    breach: str | None
+    first_breach: bool
+    last_reasons: tuple[str, ...]
+
+
+class Ledger:
+    """Per-region state, updated from Dynamo's callbacks and read at scrape/snapshot time."""
+
+    def __init__(self, regions: Iterable[Region], *, manual_warmup: bool = False) -> None:
+        self._lock = threading.Lock()
+        self._regions = {r.name: RegionStats(region=r) for r in regions}
+        self._ids: OrderedDict[str, tuple[str, int]] = OrderedDict()
+        self._frames: OrderedDict[str, str] = OrderedDict()
+        self.manual_warmup = manual_warmup
+        self.warm = False
+        self.errors = dict.fromkeys(ERROR_KINDS, 0)
+        self.unattributed = 0
+        self.resets = 0
+
+    @property
+    def region_names(self) -> tuple[str, ...]:
+        """Region names in contract order."""
+        return tuple(self._regions)
+
+    def record_compile(self, ev: CompileEvent) -> Outcome:
+        """Count one compile for its instance; decide recompile, warm-up and budget breach."""
+        with self._lock:
+            rs = self._regions[ev.region]
+            inst = rs.instances.setdefault(ev.instance, InstanceStats())
+            frame = ev.compile_id.rsplit("/", 1)[0]
+            recompile = frame in inst.frames
+            if not recompile and len(inst.frames) < MAX_FRAMES:
+                inst.frames.add(frame)
+            inst.compiles += 1
+            rs.compiles += 1
+            self._remember(ev.compile_id, frame, ev.region, ev.instance)
+            self._observe(rs, ev.seconds)
+            rs.graph_breaks += ev.graph_breaks
+            for key, n in ev.cache.items():
+                rs.cache[key] = rs.cache.get(key, 0) + n
+            counted = recompile and self._counts(rs, inst)
+            if recompile:
+                inst.recompiles += 1
+                rs.recompiles += 1
+                rs.by_reason[ev.category] += 1
+                if ev.reason:
+                    rs.last_reasons.append(ev.reason)
+            if counted:
+                inst.budget_recompiles += 1
+                rs.budget_recompiles = max(rs.budget_recompiles, inst.budget_recompiles)
+            breach = self._breach(rs, inst, ev.graph_breaks)
+            return Outcome(recompile=recompile, counted=counted, count=inst.budget_recompiles, breach=breach,
+                           first_breach=breach is not None and len(rs.breaches) == 1,
+                           last_reasons=tuple(rs.last_reasons))
+
+    def _counts(self, rs: RegionStats, inst: InstanceStats) -> bool:
+        """A recompile counts once warm: after mark_warm(), or past the region's warm-up allowance."""
+        return self.warm or (not self.manual_warmup and inst.compiles > rs.region.warmup_compiles)
+
+    @staticmethod
+    def _breach(rs: RegionStats, inst: InstanceStats, breaks: int) -> str | None:
+        """The budget newly exceeded by this compile (each kind reported once per region)."""
+        for kind, over in (("recompile_budget", inst.budget_recompiles > rs.region.recompile_budget),
+                           ("graph_break_budget", breaks > rs.region.graph_break_budget)):
+            if over and kind not in rs.breaches:
+                rs.breaches.append(kind)
+                return kind
+        return None
+
+    @staticmethod
+    def _observe(rs: RegionStats, seconds: float) -> None:
+        rs.compile_seconds += seconds
+        rs.compile_events += 1
+        for i, bound in enumerate(BUCKETS):
+            if seconds <= bound:
+                rs.buckets[i] += 1
+                break
+
+    def _remember(self, compile_id: str, frame: str, region: str, instance: int) -> None:
+        """Bounded compile_id -> instance and frame -> region maps (backward, cudagraph, limit hits)."""
+        for table, key, value in ((self._ids, compile_id, (region, instance)), (self._frames, frame, region)):
+            table[key] = value
+            table.move_to_end(key)
+            if len(table) > ID_MAP_SIZE:
+                table.popitem(last=False)
+
+    def owner(self, compile_id: str) -> tuple[str, int] | None:
+        """(region, instance) of a compile id seen before (lazy backward, CUDA-graph recording)."""
+        with self._lock:
+            return self._ids.get(compile_id)
+
+    def record_aux(self, region: str, trigger: str, seconds: float) -> None:
+        """Compile work that is not a Dynamo frame compile: lazy backward, CUDA-graph recording."""
+        with self._lock:
+            rs = self._regions[region]
+            self._observe(rs, seconds)
+            if trigger == "LAZY_BACKWARD":
+                rs.backward_compiles += 1
+            else:
+                rs.cudagraph_recordings += 1
+
+    def record_limit_hit(self, region: str, reason: str | None) -> None:
+        """Dynamo refused to compile a frame of this region again: it now runs eager for new inputs."""
+        with self._lock:
+            rs = self._regions[region]
+            rs.limit_hits += 1
+            if reason:
+                rs.last_reasons.append(reason)
+
+    def set_action(self, region: str, *, eager: bool = False, fail: bool = False) -> None:
+        """Record the action the monitor took on a region."""
+        with self._lock:
+            rs = self._regions[region]
+            rs.eager_fallback = rs.eager_fallback or eager
+            rs.fail_armed = rs.fail_armed or fail
+
+    def mark_warm(self) -> None:
+        """End warm-up: from now on every recompile counts against its region's budget."""
+        with self._lock:
+            self.warm = True
+
+    def on_reset(self) -> None:
+        """Dynamo forgot every compile: first compiles after this are not recompiles; compile ids restart."""
+        with self._lock:
+            self.resets += 1
+            self._ids.clear()
+            self._frames.clear()
+            for rs in self._regions.values():
+                for inst in rs.instances.values():
+                    inst.frames.clear()
+
+    def error(self, kind: str) -> int:
+        """Count one internal error of a known kind; returns the new count."""
+        with self._lock:
+            self.errors[kind] += 1
+            return self.errors[kind]
+
+    def unattributed_compile(self) -> None:
+        """A compile outside every region (a function the contract does not cover)."""
+        with self._lock:
+            self.unattributed += 1
+
+    def region_of_frame(self, frame: str) -> str | None:
+        """Region that last compiled a Dynamo frame id."""
+        with self._lock:
+            return self._frames.get(frame)
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """Plain data per region, stable keys (what `Monitor.snapshot()` and the exporter read)."""
+        with self._lock:
+            return {name: _region_dict(rs) for name, rs in self._regions.items()}
+
+    def totals(self) -> dict[str, Any]:
+        """Monitor-wide values: warm flag, internal errors, unattributed compiles, resets seen."""
+        with self._lock:
+            return {"warm": self.warm, "errors": dict(self.errors), "unattributed": self.unattributed,
+                    "resets": self.resets}
+
+
+def _region_dict(rs: RegionStats) -> dict[str, Any]:
+    r = rs.region
+    return {
+        "compiles": rs.compiles, "recompiles": rs.recompiles, "graph_breaks": rs.graph_breaks,
+        "breached": bool(rs.breaches), "eager_fallback": rs.eager_fallback,
+        "compile_seconds": rs.compile_seconds, "budget_recompiles": rs.budget_recompiles,
+        "recompile_budget": r.recompile_budget, "graph_break_budget": r.graph_break_budget,
+        "on_breach": r.on_breach, "breaches": list(rs.breaches), "fail_armed": rs.fail_armed,
+        "recompile_limit_hits": rs.limit_hits, "recompiles_by_reason": dict(rs.by_reason),
+        "cache": {c: {res: rs.cache[(c, res)] for res in ("hit", "miss")} for c in CACHES},
+        "compile_events": rs.compile_events, "compile_seconds_buckets": list(rs.buckets),
+        "backward_compiles": rs.backward_compiles, "cudagraph_recordings": rs.cudagraph_recordings,
+        "instances": len(rs.instances), "last_reasons": list(rs.last_reasons),
+    }

@@ -1,0 +1,247 @@
+"""The monitor handle: Dynamo hooks -> attribution -> ledger -> logs, budget actions and metrics."""
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+import time
+from typing import Any, Callable, Mapping
+
+from prometheus_client import CollectorRegistry
+
+from contract.binding import Binding, Target
+from monitor import _dynamo
+from monitor.actions import RecompileBudgetExceeded, act
+from monitor.exporter import LedgerCollector, Server, push, rank_info, serve, write_snapshot
+from monitor.ledger import CompileEvent, Ledger, Outcome
+from monitor.log import make_logger
+from monitor.reasons import categorize, short
+
+
+class _LimitHandler(logging.Handler):
+    """Receives Dynamo's recompile-limit warning in the compiling thread, where the stack names the instance."""
+
+    def __init__(self, on_hit: Callable[[logging.LogRecord], None]) -> None:
+        super().__init__(level=logging.WARNING)
+        self._on_hit = on_hit
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if _dynamo.is_limit_hit(record):
+            self._on_hit(record)
+
+
+class Monitor:
+    """Runtime monitor of one bound model; use `monitor.start()` to build it."""
+
+    def __init__(self, binding: Binding, *, registry: CollectorRegistry | None = None, logger: Any = None,
+                 clock: Callable[[], float] = time.perf_counter, serve: bool = True, manual_warmup: bool = False,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.binding = binding
+        spec = binding.contract.monitor
+        self.ledger = Ledger((rb.region for rb in binding.regions.values()), manual_warmup=manual_warmup)
+        self.log = logger if logger is not None else make_logger(spec.log_format, environ=environ)
+        self._clock = clock
+        self._env = rank_info(environ)
+        self._inflight: dict[int, tuple[float, dict[str, int], dict[tuple[str, str], int]]] = {}
+        self._errors_logged: set[str] = set()
+        self._stopped = False
+        self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
+        self._collector = LedgerCollector(self.ledger, contract=binding.contract.name,
+                                          sha256=binding.contract.sha256, before=self.ensure_hooks,
+                                          on_error=self._error)
+        self.registry.register(self._collector)
+        self._limit = _LimitHandler(self._guard(self._on_limit_hit))
+        self._start_cb, self._end_cb = self._guard(self._on_start), self._guard(self._on_end)
+        _dynamo.register(self._start_cb, self._end_cb, self._guard(self._on_reset))
+        _dynamo.limit_logger().addHandler(self._limit)
+        self.server: Server | None = self._serve() if serve else None
+        atexit.register(self.stop)
+        self.log.info("monitor_started", contract=binding.contract.name, regions=len(binding.regions),
+                      port=self.port)
+
+    # -- public handle ---------------------------------------------------------------------------------------
+    @property
+    def port(self) -> int | None:
+        """The bound metrics port, or None when not serving."""
+        return self.server.port if self.server else None
+
+    def mark_warm(self) -> None:
+        """Warm-up is over: every later recompile counts against its region's budget."""
+        self.ensure_hooks()
+        self.ledger.mark_warm()
+        self.log.info("monitor_warm")
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """Per region plain data with stable keys: compiles, recompiles, graph_breaks, breached, eager_fallback..."""
+        self.ensure_hooks()
+        return self.ledger.snapshot()
+
+    def ensure_hooks(self) -> None:
+        """Re-register callbacks something removed (a reset path that bypassed `clear()`)."""
+        if not self._stopped and _dynamo.ensure(self._start_cb, self._end_cb):
+            self._on_reset()
+            self.log.warning("monitor_hooks_reregistered")
+
+    def stop(self) -> None:
+        """Unhook, write the final snapshot / push if configured, close the server (idempotent)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        atexit.unregister(self.stop)
+        _dynamo.unregister(self._start_cb, self._end_cb)
+        _dynamo.limit_logger().removeHandler(self._limit)
+        self._final_export()
+        if self.server is not None:
+            self.server.close()
+        self.log.info("monitor_stopped", summary=_summary(self.ledger.snapshot()))
+
+    def __enter__(self) -> "Monitor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- Dynamo hooks (run only when Dynamo compiles; never on a cache hit) ----------------------------------
+    def _guard(self, fn: Callable[..., None]) -> Callable[..., None]:
+        """Wrap a hook so an exception is counted and logged once, never raised into the user's step."""
+        def hook(*args: Any) -> None:
+            try:
+                fn(*args)
+            except Exception as exc:
+                self._error("hook", exc)
+        return hook
+
+    def _on_start(self, args: Any) -> None:
+        self._inflight[threading.get_ident()] = (self._clock(), _dynamo.graph_break_counts(), _dynamo.cache_counts())
+
+    def _on_end(self, args: Any) -> None:
+        start = self._inflight.pop(threading.get_ident(), None)
+        seconds = self._clock() - start[0] if start else 0.0
+        trigger, cid = _dynamo.trigger_name(args), _dynamo.compile_id(args)
+        if trigger != "DYNAMO":
+            owner = self.ledger.owner(cid)
+            if owner is not None:
+                self.ledger.record_aux(owner[0], trigger, seconds)
+            return
+        target = self._attribute()
+        if target is None:
+            self.ledger.unattributed_compile()
+            return
+        self._record(target, cid, seconds, start)
+
+    def _attribute(self) -> Target | None:
+        """The region instance whose compile_wrapper is on the stack (innermost)."""
+        fn = _dynamo.compiled_callable()
+        owner = _dynamo.owner_of(fn) if fn is not None else None
+        return self.binding.region_of(*owner) if owner is not None else None
+
+    def _record(self, target: Target, cid: str, seconds: float, start: tuple | None) -> None:
+        breaks = _delta(start[1], _dynamo.graph_break_counts()) if start else {}
+        cache = _delta(start[2], _dynamo.cache_counts()) if start else {}
+        reason = self._reason(target) if not cid.endswith("/0") else None
+        category = categorize(reason)
+        ev = CompileEvent(region=target.region, instance=id(target.module), compile_id=cid, seconds=seconds,
+                          graph_breaks=sum(breaks.values()), cache=cache, reason=short(reason), category=category)
+        outcome = self.ledger.record_compile(ev)
+        self._log_compile(target, ev, outcome, breaks)
+        if outcome.breach is not None:
+            self._breach(target.region, outcome, ev)
+
+    def _reason(self, target: Target) -> str | None:
+        """The guard failure of this instance's own cache entry (Dynamo lists every entry's, newest first)."""
+        reasons = _dynamo.recompile_reasons()
+        mine = (target.region, id(target.module))
+        own = [r for r in reasons if self.ledger.owner(_dynamo.reason_compile_id(r)) == mine]
+        return (own or reasons or [None])[0]
+
+    def _log_compile(self, target: Target, ev: CompileEvent, out: Outcome, breaks: dict[str, int]) -> None:
+        hits = {f"{c}_{r}": n for (c, r), n in ev.cache.items() if n}
+        self.log.info("compile", region=ev.region, module=target.path or "<root>", method=target.method,
+                      compile_id=ev.compile_id, seconds=round(ev.seconds, 6), recompile=out.recompile, **hits)
+        if out.recompile:
+            budget = self.binding.regions[ev.region].region.recompile_budget
+            self.log.warning("recompile", region=ev.region, module=target.path or "<root>", reason=ev.category,
+                             guard=ev.reason, count=out.count, budget=budget, counted=out.counted)
+        for text, n in breaks.items():
+            self.log.warning("graph_break", region=ev.region, compile_id=ev.compile_id, reason=short(text, 200),
+                             count=n)
+
+    def _breach(self, region: str, out: Outcome, ev: CompileEvent) -> None:
+        """One error line per breach; the region's on_breach action runs once (fail only arms the next call)."""
+        settings = self.binding.regions[region].region
+        if out.breach == "recompile_budget":
+            count, budget = out.count, settings.recompile_budget
+        else:
+            count, budget = ev.graph_breaks, settings.graph_break_budget
+        error = RecompileBudgetExceeded(region, count, budget, out.last_reasons, out.breach or "")
+        action = act(self.binding, region, settings.on_breach, error) if out.first_breach else "already_taken"
+        self.ledger.set_action(region, eager=action == "eager", fail=action == "fail")
+        self.log.error("budget_exceeded", region=region, budget_kind=out.breach, count=count, budget=budget,
+                       action=action, last_reasons=list(out.last_reasons[-3:]))
+
+    def _on_limit_hit(self, record: logging.LogRecord) -> None:
+        target = self._attribute()
+        if target is None:
+            return
+        reason = short(_dynamo.limit_hit_reason(record))
+        self.ledger.record_limit_hit(target.region, reason)
+        self.log.error("recompile_limit_hit", region=target.region, module=target.path or "<root>",
+                       method=target.method, last_reason=reason,
+                       effect="Dynamo runs this frame eager for new inputs from now on")
+
+    def _on_reset(self) -> None:
+        self._inflight.clear()
+        self.ledger.on_reset()
+        self.log.info("dynamo_reset_seen")
+
+    def _error(self, kind: str, exc: BaseException) -> None:
+        """Count an internal error; log the first one of each kind."""
+        self.ledger.error(kind)
+        if kind not in self._errors_logged:
+            self._errors_logged.add(kind)
+            try:
+                self.log.error("monitor_error", kind=kind, error=f"{type(exc).__name__}: {exc}")
+            except Exception:  # a broken logger must not break the step either
+                pass
+
+    # -- export ------------------------------------------------------------------------------------------------
+    def _serve(self) -> Server | None:
+        spec, contract = self.binding.contract.monitor, self.binding.contract
+        if spec.port is None:
+            return None
+        cert = str(contract.resolve_path(spec.tls_cert)) if spec.tls_cert else None
+        key = str(contract.resolve_path(spec.tls_key)) if spec.tls_key else None
+        local_rank = int(self._env["local_rank"]) if self._env["local_rank"].isdigit() else 0
+        try:
+            return serve(self.registry, addr=spec.addr, port=spec.port, local_rank=local_rank, certfile=cert,
+                         keyfile=key)
+        except OSError as exc:
+            self.ledger.error("port_in_use")
+            self.log.error("metrics_port_unavailable", addr=spec.addr, port=spec.port + local_rank if spec.port else 0,
+                           error=exc.strerror or str(exc), effect="training goes on without a metrics endpoint")
+            return None
+
+    def _final_export(self) -> None:
+        spec = self.binding.contract.monitor
+        if spec.snapshot_path:
+            try:
+                path = write_snapshot(self.registry, str(self.binding.contract.resolve_path(spec.snapshot_path)),
+                                      self._env["rank"])
+                self.log.info("metrics_snapshot_written", path=path)
+            except Exception as exc:
+                self._error("snapshot", exc)
+        if spec.pushgateway:
+            try:
+                push(self.registry, spec.pushgateway, rank=self._env["rank"], timeout=spec.push_timeout_s)
+            except Exception as exc:
+                self._error("push", exc)
+
+
+def _delta(before: dict, after: dict) -> dict:
+    """Positive per-key increases of a global counter between two reads."""
+    return {k: v - before.get(k, 0) for k, v in after.items() if v > before.get(k, 0)}
+
+
+def _summary(snap: dict[str, dict[str, Any]]) -> dict[str, str]:
+    return {r: f"compiles={s['compiles']} recompiles={s['recompiles']} graph_breaks={s['graph_breaks']}"
+               f"{' BREACHED' if s['breached'] else ''}" for r, s in snap.items()}

@@ -136,3 +136,16 @@ def pipeline_step(model: nn.Module, i: int) -> Any:
     """`step(model, i)` for the contract's probe."""
     with torch.no_grad():
         return model(pipeline_inputs(i + 1)[i])
+
+
+def build_llama4() -> nn.Module:
+    """A 4-layer tiny Llama (scenario 3: granularity matters more with more layers)."""
+    return build_llama(layers=4)
+
+
+@torch.no_grad()
+def forward_batch(model: nn.Module, batch: int, seq: int = 16, seed: int = 0) -> torch.Tensor:
+    """One full-sequence forward (no cache): the serving step of scenario 3."""
+    gen = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, VOCAB, (batch, seq), generator=gen)
+    return model(input_ids=ids, use_cache=False).logits

@@ -106,6 +106,11 @@ def _parse(raw: bytes, path: Path, findings: list[Finding]) -> dict[str, Any] | 
         findings.append(cc0xx.TOML_SYNTAX.finding(f"{path}:{line}", f"not UTF-8 text (byte {exc.start})",
                                                   "save the contract as UTF-8 TOML"))
         return None
+    deep = _deep_key_line(text)
+    if deep is not None:
+        findings.append(cc0xx.TOML_SYNTAX.finding(f"{path}:{deep}", f"a dotted key or table header with more than "
+                                                  f"{MAX_KEY_DEPTH} parts", "flatten the key or table header"))
+        return None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -113,6 +118,34 @@ def _parse(raw: bytes, path: Path, findings: list[Finding]) -> dict[str, Any] | 
     except RecursionError:
         findings.append(cc0xx.TOML_SYNTAX.finding(str(path), "nested too deeply to parse",
                                                   "flatten the nested arrays or tables"))
+    return None
+
+
+MAX_KEY_DEPTH = 100
+"""tomllib is quadratic in the parts of one dotted key (100,000 parts: minutes), so deeper keys are refused first."""
+_KEY_TOKENS = re.compile(
+    r""" \"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"   # multi-line basic string
+       | '\'\'.*?'\'\'                  # multi-line literal string
+       | "(?:[^"\\\n]|\\.)*"           # basic string
+       | '[^'\n]*'                       # literal string
+       | \#[^\n]*                        # comment
+       | [=,{}\n]                        # ends a key
+       | \.                              # one more key part
+    """, re.DOTALL | re.VERBOSE)
+
+
+def _deep_key_line(text: str) -> int | None:
+    """Line of the first dot chain (outside strings and comments) longer than MAX_KEY_DEPTH parts, if any."""
+    if text.count(".") < MAX_KEY_DEPTH:
+        return None
+    chain = 0
+    for m in _KEY_TOKENS.finditer(text):
+        if m.group() == ".":
+            chain += 1
+            if chain >= MAX_KEY_DEPTH:
+                return text.count("\n", 0, m.start()) + 1
+        elif m.group()[0] in '=,{}\n':
+            chain = 0
     return None
 
 

@@ -35,3 +35,20 @@ def test_an_allow_entry_without_a_code_is_reported_and_does_not_crash_the_check(
     contract, _, findings = check(path, None)
     assert contract.allow == ()
     assert [(f.code, f.location) for f in findings] == [("CC004", "allow[0].code")]
+
+
+def test_a_dotted_key_of_100000_parts_is_refused_at_once_instead_of_parsing_for_minutes(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[contract]\nname = "n"\n' + ".".join(["a"] * 100_000) + " = 1\n")
+    contract, findings = load(path)
+    assert contract is None
+    assert [(f.code, f.location) for f in findings] == [("CC002", f"{path}:3")]
+
+
+def test_a_deep_table_header_is_refused_but_dots_in_strings_comments_and_floats_are_not(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[" + ".".join(["a"] * 150) + "]\n")
+    assert [f.code for f in load(path)[1]] == ["CC002"]
+    path.write_text('# ' + "." * 500 + '\n[contract]\nname = "n"\ndescription = """\n' + "a." * 500 + '\n"""\n'
+                    '[defaults]\noptions = { x = [' + ", ".join(["1.5"] * 500) + '] }\n')
+    assert load(path)[1] == []

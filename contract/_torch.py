@@ -65,7 +65,10 @@ def inductor_option_types() -> dict[str, Any]:
     """Option name -> declared type, as `torch.compile` checks `options` (names with `_`, not `-`)."""
     from torch._inductor import config, list_options
 
-    return {name: config.get_type(name) for name in list_options()}
+    get_type = getattr(config, "get_type", None)
+    if get_type is None:  # no declared types: check nothing rather than guess (None = unchecked)
+        return {name: None for name in list_options()}
+    return {name: get_type(name) for name in list_options()}
 
 
 def cache_switches() -> dict[str, bool]:

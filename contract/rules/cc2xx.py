@@ -339,6 +339,9 @@ def check_dir(cache_dir: CacheDir, spec: Any) -> list[Finding]:
     if not os.path.isabs(cache_dir.raw) and cache_dir.source == CACHE_DIR_VAR:
         out.append(DIR_NOT_ABSOLUTE.finding(CACHE_DIR_VAR, f"{CACHE_DIR_VAR}={cache_dir.raw} is relative to the "
                                             "working directory", f"export {CACHE_DIR_VAR}={cache_dir.path} before python starts"))
+    if "\0" in cache_dir.path:
+        return out + [DIR_UNUSABLE.finding(_label(cache_dir), "the cache dir contains a NUL byte",
+                                           "use a plain absolute path")]
     existing = nearest_existing(cache_dir.path)
     usable = _usable(cache_dir, existing)
     if usable:
@@ -558,8 +561,8 @@ def ping_redis(host: str, port: int, *, password: str | None = None, tls: bool =
                     return f"AUTH refused ({reply.decode(errors='replace')[:80]})"
             sock.sendall(_resp("PING"))
             reply = _read_line(sock)
-    except (OSError, ssl.SSLError) as exc:
-        return f"{type(exc).__name__}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
+    except (OSError, ValueError) as exc:  # ValueError: a host name that does not encode (IDNA)
+        return f"{type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}"
     if reply.startswith(b"+PONG"):
         return None
     return f"unexpected reply {reply.decode(errors='replace')[:80]!r}"
@@ -600,7 +603,11 @@ def _remote_unused(url: str, environ: Mapping[str, str], switches: dict[str, boo
                                          "(it is off by default outside Meta)", fix))
         return out
     target = _torch_redis_target(environ)
-    if target != redis_address(url)[:2]:
+    try:
+        wanted = redis_address(url)[:2]
+    except ValueError:
+        return out  # CC209 already reports the unparsable URL
+    if target != wanted:
         out.append(REMOTE_UNUSED.finding("TORCHINDUCTOR_REDIS_URL", f"torch would connect to {target[0]}:{target[1]}, "
                                          f"not {url}", fix))
     return out
@@ -609,7 +616,10 @@ def _remote_unused(url: str, environ: Mapping[str, str], switches: dict[str, boo
 def _torch_redis_target(environ: Mapping[str, str]) -> tuple[str, int]:
     """Where torch's Redis backend connects: TORCHINDUCTOR_REDIS_URL, else _HOST/_PORT (default localhost:6379)."""
     if environ.get("TORCHINDUCTOR_REDIS_URL"):
-        return redis_address(environ["TORCHINDUCTOR_REDIS_URL"])[:2]
+        try:
+            return redis_address(environ["TORCHINDUCTOR_REDIS_URL"])[:2]
+        except ValueError:
+            return environ["TORCHINDUCTOR_REDIS_URL"], -1
     try:
         port = int(environ.get("TORCHINDUCTOR_REDIS_PORT", "6379"))
     except ValueError:

@@ -80,3 +80,40 @@ def cache_switches() -> dict[str, bool]:
             "autograd_cache": bool(functorch_config.enable_autograd_cache),
             "force_disable_caches": bool(torch.compiler.config.force_disable_caches),
             "fx_graph_remote_cache": inductor_config.fx_graph_remote_cache is True}
+
+
+# Custom operators (CC601). `torch.library.custom_op` objects (`CustomOpDef`, its `_abstract_fn` and the `OPDEFS`
+# registry) live in private `torch._library.custom_ops`; `torch._C._dispatch_has_kernel_for_dispatch_key` is the
+# dispatcher's own view of whether an op has a Meta (fake) kernel. A `custom_op` always registers a Meta shim that
+# raises when no fake is registered, so for those the registry's `_abstract_fn` is the truth. Same in torch 2.11-2.13.
+
+def op_names(obj: Any) -> tuple[str, ...] | None:
+    """Overload names (`ns::op[.overload]`) of a custom-op object, OpOverloadPacket or OpOverload; None otherwise."""
+    from torch._library.custom_ops import CustomOpDef
+
+    if isinstance(obj, CustomOpDef):
+        return (obj._qualname,)
+    if isinstance(obj, torch._ops.OpOverload):
+        return (obj.name(),)
+    if isinstance(obj, torch._ops.OpOverloadPacket):
+        return tuple(getattr(obj, name).name() for name in obj.overloads())
+    return None
+
+
+def is_op_namespace(obj: Any) -> bool:
+    """`torch.ops` or one of its namespaces (`torch.ops.myns`): attribute access there resolves operators."""
+    return isinstance(obj, (torch._ops._Ops, torch._ops._OpNamespace))
+
+
+def has_fake_impl(name: str) -> bool:
+    """Whether tracing can compute this overload's output metadata (fake/meta kernel, or no outputs at all)."""
+    from torch._library import custom_ops
+
+    qualname = name.split(".", 1)[0]
+    opdef = custom_ops.OPDEFS.get(qualname)
+    if opdef is not None:
+        return opdef._abstract_fn is not None or not opdef._opoverload._schema.returns
+    try:
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta"))
+    except RuntimeError:
+        return True  # unknown to the dispatcher: not ours to judge (precision over recall)

@@ -142,23 +142,46 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m contract.demo", description=main.__doc__)
     parser.add_argument("contract", nargs="?", default="contracts/demo.toml")
     parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--skip-check", action="store_true", help="apply without refusing on findings (show the monitor)")
     args = parser.parse_args(argv)
     try:
         contract, _ = load(args.contract)
         model = build(contract.meta.model if contract and contract.meta and contract.meta.model else "contract.demo:build_model")
-        binding = enforce(model, args.contract)
+        binding = _apply_unchecked(model, args.contract) if args.skip_check else enforce(model, args.contract)
     except (ContractFileError, RefError) as exc:
         print(f"demo: error: {exc}", file=sys.stderr)
         return 2
     except ContractViolation as exc:
         print(f"engine refused to start:\n{exc}", file=sys.stderr)
         return 1
-    for i in range(args.steps):
-        out = step(model, i)
-        print(f"step {i}: logits {tuple(out.shape)} mean {out.float().mean().item():+.5f}")
+    import monitor
+
+    with monitor.start(binding) as mon:
+        for i in range(args.steps):
+            out = step(model, i)
+            print(f"step {i}: logits {tuple(out.shape)} mean {out.float().mean().item():+.5f}")
+            if i == 0:
+                mon.mark_warm()
+        summary = mon.snapshot()
     states = {name: rb.state for name, rb in binding.regions.items()}
     print(f"regions: {states}")
+    for name, s in summary.items():
+        print(f"region {name}: compiles={s['compiles']} recompiles={s['recompiles']} graph_breaks={s['graph_breaks']} "
+              f"compile_seconds={s['compile_seconds']:.2f} breached={s['breached']} eager_fallback={s['eager_fallback']}")
     return 0
+
+
+def _apply_unchecked(model: nn.Module, path: str):
+    """`--skip-check`: check and apply, reporting findings instead of refusing (the hazard demo)."""
+    from contract.apply import apply
+    from contract.check import check
+
+    _, binding, findings = check(path, model)
+    for f in findings:
+        print(f"finding (not enforced): {f.code} {f.location}: {f.message}", file=sys.stderr)
+    if binding is None:
+        raise SystemExit(2)
+    return apply(binding)
 
 
 if __name__ == "__main__":

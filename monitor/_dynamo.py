@@ -159,18 +159,27 @@ def _guard_failure(code: Any) -> str | None:
         return None
 
 
-def graph_break_counts() -> dict[str, int]:
-    """Copy of Dynamo's global graph-break counter (reason -> count); deltas give one compile's breaks."""
-    from torch._dynamo.utils import counters
+def counters() -> Any:
+    """Dynamo's global counters (graph breaks, cache hits/misses), resolved once per monitor."""
+    from torch._dynamo.utils import counters as dynamo_counters
 
-    return dict(counters.get("graph_break", {}))
+    return dynamo_counters
 
 
-def cache_counts() -> dict[tuple[str, str], int]:
+def graph_break_counts(table: Any) -> dict[str, int]:
+    """Copy of the graph-break counter (reason -> count); deltas between two reads give one compile's breaks."""
+    return dict(table.get("graph_break", ()))
+
+
+def graph_break_total(table: Any) -> int:
+    """Sum of the graph-break counter: a cheap "did anything break" test before copying it."""
+    gb = table.get("graph_break")
+    return sum(gb.values()) if gb else 0
+
+
+def cache_counts(table: Any) -> dict[tuple[str, str], int]:
     """FX-graph and AOTAutograd cache hit/miss totals (global; deltas give one compile's lookups)."""
-    from torch._dynamo.utils import counters
-
-    ind, aot = counters.get("inductor", {}), counters.get("aot_autograd", {})
+    ind, aot = table.get("inductor", {}), table.get("aot_autograd", {})
     return {("fx_graph", "hit"): ind.get("fxgraph_cache_hit", 0), ("fx_graph", "miss"): ind.get("fxgraph_cache_miss", 0),
             ("aot_autograd", "hit"): aot.get("autograd_cache_hit", 0),
             ("aot_autograd", "miss"): aot.get("autograd_cache_miss", 0)}

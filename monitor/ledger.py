@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -157,10 +158,9 @@ class Ledger:
     def _observe(rs: RegionStats, seconds: float) -> None:
         rs.compile_seconds += seconds
         rs.compile_events += 1
-        for i, bound in enumerate(BUCKETS):
-            if seconds <= bound:
-                rs.buckets[i] += 1
-                break
+        i = bisect_left(BUCKETS, seconds)
+        if i < len(BUCKETS):
+            rs.buckets[i] += 1
 
     def _remember(self, compile_id: str, frame: str, region: str, instance: int) -> None:
         """Bounded compile_id -> instance and frame -> region maps (backward, cudagraph, limit hits)."""
@@ -169,6 +169,12 @@ class Ledger:
             table.move_to_end(key)
             if len(table) > ID_MAP_SIZE:
                 table.popitem(last=False)
+
+    def seen(self, region: str, instance: int, compile_id: str) -> bool:
+        """Whether this instance already compiled the frame of this compile id (i.e. this is its recompile)."""
+        with self._lock:
+            inst = self._regions[region].instances.get(instance)
+            return inst is not None and compile_id.rsplit("/", 1)[0] in inst.frames
 
     def owner(self, compile_id: str) -> tuple[str, int] | None:
         """(region, instance) of a compile id seen before (lazy backward, CUDA-graph recording)."""

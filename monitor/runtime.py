@@ -42,10 +42,15 @@ class Monitor:
         self.log = logger if logger is not None else make_logger(spec.log_format, environ=environ)
         self._clock = clock
         self._env = rank_info(environ)
-        self._inflight: dict[int, tuple[float, dict[str, int], dict[tuple[str, str], int]]] = {}
+        self._inflight: dict[int, float] = {}
+        self._counters = _dynamo.counters()
+        self._breaks_seen = (_dynamo.graph_break_total(self._counters), _dynamo.graph_break_counts(self._counters))
+        self._cache_seen = _dynamo.cache_counts(self._counters)
         self._errors_logged: set[str] = set()
         self._stopped = False
         self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
+        if not self.registry.get_target_info():
+            self.registry.set_target_info(self._env)
         self._collector = LedgerCollector(self.ledger, contract=binding.contract.name,
                                           sha256=binding.contract.sha256, before=self.ensure_hooks,
                                           on_error=self._error)
@@ -112,12 +117,13 @@ class Monitor:
         return hook
 
     def _on_start(self, args: Any) -> None:
-        self._inflight[threading.get_ident()] = (self._clock(), _dynamo.graph_break_counts(), _dynamo.cache_counts())
+        self._inflight[threading.get_ident()] = self._clock()
 
     def _on_end(self, args: Any) -> None:
         start = self._inflight.pop(threading.get_ident(), None)
-        seconds = self._clock() - start[0] if start else 0.0
+        seconds = self._clock() - start if start is not None else 0.0
         trigger, cid = _dynamo.trigger_name(args), _dynamo.compile_id(args)
+        breaks, cache = self._deltas()
         if trigger != "DYNAMO":
             owner = self.ledger.owner(cid)
             if owner is not None:
@@ -127,7 +133,20 @@ class Monitor:
         if target is None:
             self.ledger.unattributed_compile()
             return
-        self._record(target, cid, seconds, start)
+        self._record(target, cid, seconds, breaks, cache)
+
+    def _deltas(self) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+        """Graph breaks and cache lookups since the previous compile's end (compiles are serialized by Dynamo)."""
+        total = _dynamo.graph_break_total(self._counters)
+        breaks: dict[str, int] = {}
+        if total != self._breaks_seen[0]:
+            now = _dynamo.graph_break_counts(self._counters)
+            breaks = _delta(self._breaks_seen[1], now)
+            self._breaks_seen = (total, now)
+        now_cache = _dynamo.cache_counts(self._counters)
+        cache = _delta(self._cache_seen, now_cache) if now_cache != self._cache_seen else {}
+        self._cache_seen = now_cache
+        return breaks, cache
 
     def _attribute(self) -> Target | None:
         """The region instance whose compile_wrapper is on the stack (innermost)."""
@@ -135,10 +154,9 @@ class Monitor:
         owner = _dynamo.owner_of(fn) if fn is not None else None
         return self.binding.region_of(*owner) if owner is not None else None
 
-    def _record(self, target: Target, cid: str, seconds: float, start: tuple | None) -> None:
-        breaks = _delta(start[1], _dynamo.graph_break_counts()) if start else {}
-        cache = _delta(start[2], _dynamo.cache_counts()) if start else {}
-        reason = self._reason(target) if not cid.endswith("/0") else None
+    def _record(self, target: Target, cid: str, seconds: float, breaks: dict, cache: dict) -> None:
+        seen = self.ledger.seen(target.region, id(target.module), cid)
+        reason = self._reason(target) if seen else None
         category = categorize(reason)
         ev = CompileEvent(region=target.region, instance=id(target.module), compile_id=cid, seconds=seconds,
                           graph_breaks=sum(breaks.values()), cache=cache, reason=short(reason), category=category)
@@ -151,13 +169,13 @@ class Monitor:
         """The guard failure of this instance's own cache entry (Dynamo lists every entry's, newest first)."""
         reasons = _dynamo.recompile_reasons()
         mine = (target.region, id(target.module))
-        own = [r for r in reasons if self.ledger.owner(_dynamo.reason_compile_id(r)) == mine]
-        return (own or reasons or [None])[0]
+        own = next((r for r in reasons if self.ledger.owner(_dynamo.reason_compile_id(r)) == mine), None)
+        return own or (reasons[0] if reasons else None)
 
     def _log_compile(self, target: Target, ev: CompileEvent, out: Outcome, breaks: dict[str, int]) -> None:
         hits = {f"{c}_{r}": n for (c, r), n in ev.cache.items() if n}
         self.log.info("compile", region=ev.region, module=target.path or "<root>", method=target.method,
-                      compile_id=ev.compile_id, seconds=round(ev.seconds, 6), recompile=out.recompile, **hits)
+                      compile_id=ev.compile_id, seconds=ev.seconds, recompile=out.recompile, **hits)
         if out.recompile:
             budget = self.binding.regions[ev.region].region.recompile_budget
             self.log.warning("recompile", region=ev.region, module=target.path or "<root>", reason=ev.category,
@@ -191,6 +209,7 @@ class Monitor:
 
     def _on_reset(self) -> None:
         self._inflight.clear()
+        self._breaks_seen = (_dynamo.graph_break_total(self._counters), _dynamo.graph_break_counts(self._counters))
         self.ledger.on_reset()
         self.log.info("dynamo_reset_seen")
 

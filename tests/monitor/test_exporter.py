@@ -1,0 +1,143 @@
+"""The exporter over real HTTP(S): series from start at 0, promtool-clean output, TLS, port in use, snapshot, push."""
+from __future__ import annotations
+
+import shutil
+import socket
+import ssl
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import pytest
+import torch
+from prometheus_client import CollectorRegistry
+
+from monitor.exporter import serve
+from tests.monitor.models import Net
+
+REGIONS = '[[region]]\nname = "blocks"\nmodule = "blocks.*"\n[[region]]\nname = "tail"\nmodule = "tail"\n'
+
+
+def scrape(url: str, context: ssl.SSLContext | None = None) -> str:
+    with urllib.request.urlopen(url, timeout=10, context=context) as resp:
+        assert resp.status == 200
+        return resp.read().decode()
+
+
+def promtool_check(text: str) -> subprocess.CompletedProcess:
+    tool = shutil.which("promtool")
+    if tool is None:
+        pytest.skip("promtool is not installed (apt-get install prometheus)")
+    return subprocess.run([tool, "check", "metrics"], input=text, text=True, capture_output=True, timeout=30)
+
+
+def value(text: str, series: str) -> float:
+    lines = [line for line in text.splitlines() if line.startswith(series + " ")]
+    assert len(lines) == 1, (series, lines)
+    return float(lines[0].rsplit(" ", 1)[1])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_scrape_on_an_ephemeral_port_shows_every_region_at_zero_then_the_counts(started):
+    net = Net()
+    _, mon = started(REGIONS + "[monitor]\nport = 0\n", net, serve=True)
+    assert mon.port and mon.port > 0
+    before = scrape(f"http://127.0.0.1:{mon.port}/metrics")
+    for region in ("blocks", "tail"):
+        assert value(before, f'torch_compile_compiles_total{{region="{region}"}}') == 0
+        assert value(before, f'torch_compile_recompiles_total{{reason="value",region="{region}"}}') == 0
+        assert value(before, f'torch_compile_budget_exceeded{{region="{region}"}}') == 0
+    with torch.no_grad():
+        for _ in range(3):
+            net(torch.ones(4, 8))
+    after = scrape(f"http://127.0.0.1:{mon.port}/metrics")
+    assert value(after, 'torch_compile_compiles_total{region="tail"}') == 3
+    assert value(after, 'torch_compile_recompiles_total{reason="value",region="tail"}') == 2
+    assert value(after, 'torch_compile_budget_exceeded{region="tail"}') == 1
+    assert value(after, 'torch_compile_compile_seconds_count{region="blocks"}') == 3
+    assert value(after, 'target_info{local_rank="0",rank="0",world_size="1"}') == 1
+    assert 'torch_compile_contract_info{contract="test-net",contract_sha256="' in after
+    assert 'job="' not in after and 'instance="' not in after
+
+
+def test_promtool_check_metrics_passes_on_the_real_output(started):
+    net = Net()
+    _, mon = started(REGIONS + "[monitor]\nport = 0\n", net, serve=True)
+    with torch.no_grad():
+        net(torch.ones(4, 8))
+        net(torch.ones(4, 8))
+    result = promtool_check(scrape(f"http://127.0.0.1:{mon.port}/metrics"))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_tls_serves_https_with_a_real_self_signed_certificate(started, tmp_path: Path):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    _, mon = started(REGIONS + f'[monitor]\nport = 0\ntls_cert = "{cert}"\ntls_key = "{key}"\n', Net(), serve=True)
+    body = scrape(f"https://127.0.0.1:{mon.port}/metrics", ssl.create_default_context(cafile=str(cert)))
+    assert 'torch_compile_compiles_total{region="tail"} 0.0' in body
+    with pytest.raises(Exception):
+        scrape(f"http://127.0.0.1:{mon.port}/metrics")
+
+
+def test_a_port_in_use_is_logged_and_counted_and_training_goes_on(started, events):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        net = Net()
+        _, mon = started(REGIONS + f"[monitor]\nport = {port}\n", net, serve=True)
+        with torch.no_grad():
+            net(torch.ones(4, 8))
+    assert mon.port is None
+    assert mon.ledger.totals()["errors"]["port_in_use"] == 1
+    assert events.named("metrics_port_unavailable")[0]["port"] == port
+    assert mon.snapshot()["tail"]["compiles"] == 1
+
+
+def test_each_rank_serves_on_the_base_port_plus_its_local_rank():
+    base = free_port() - 1
+    server = serve(CollectorRegistry(), addr="127.0.0.1", port=base, local_rank=1)
+    try:
+        assert server.port == base + 1
+    finally:
+        server.close()
+
+
+def test_stop_writes_the_final_textfile_snapshot_and_it_passes_promtool(started, tmp_path: Path):
+    net = Net()
+    _, mon = started(REGIONS + '[monitor]\nsnapshot_path = "snap/rank{rank}.prom"\n', net)
+    with torch.no_grad():
+        net(torch.ones(4, 8))
+    mon.stop()
+    path = tmp_path / "snap" / "rank0.prom"
+    text = path.read_text()
+    assert 'torch_compile_compiles_total{region="tail"} 1.0' in text
+    assert promtool_check(text).returncode == 0
+
+
+def test_an_unreachable_pushgateway_is_counted_and_stop_returns(started):
+    _, mon = started(REGIONS + f'[monitor]\npushgateway = "http://127.0.0.1:{free_port()}"\npush_timeout_s = 1.0\n',
+                     Net())
+    mon.stop()
+    assert mon.ledger.totals()["errors"]["push"] == 1
+
+
+def test_a_scrape_that_fails_inside_the_collector_is_counted_not_raised(started):
+    _, mon = started(REGIONS + "[monitor]\nport = 0\n", Net(), serve=True)
+    mon.ledger.snapshot = None  # a broken ledger read: the endpoint still answers
+    try:
+        body = scrape(f"http://127.0.0.1:{mon.port}/metrics")
+    finally:
+        del mon.ledger.snapshot
+    assert "torch_compile_compiles_total" not in body
+    assert mon.ledger.errors["export"] == 1

@@ -1,0 +1,46 @@
+"""Log setup: JSON off a TTY, console on one, rank fields from torchrun's environment, routed through stdlib logging."""
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import structlog
+
+from monitor.log import LOGGER_NAME, make_logger, rank_fields, renderer
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def render(fmt: str, stream: io.StringIO) -> str:
+    return renderer(fmt, stream)(None, "error", {"event": "budget_exceeded", "region": "layers", "count": 3})
+
+
+def test_auto_renders_json_when_the_stream_is_not_a_tty():
+    assert json.loads(render("auto", io.StringIO())) == {"event": "budget_exceeded", "region": "layers", "count": 3}
+
+
+def test_auto_renders_human_readable_text_on_a_tty():
+    line = render("auto", Tty())
+    assert line.startswith("budget_exceeded") or "budget_exceeded" in line
+    assert "region=layers" in line and not line.lstrip().startswith("{")
+
+
+def test_rank_fields_come_from_torchrun_variables_that_are_set():
+    assert rank_fields({"RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "8"}) == {"rank": 3, "local_rank": 1,
+                                                                                 "world_size": 8}
+    assert rank_fields({"RANK": "x"}) == {}
+
+
+def test_events_go_through_the_stdlib_logger_with_rank_fields(caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER_NAME)
+    log = make_logger("json", environ={"RANK": "2", "WORLD_SIZE": "4"})
+    log.error("budget_exceeded", region="layers", count=3)
+    records = [r for r in caplog.records if r.name == LOGGER_NAME]
+    payload = json.loads(records[-1].getMessage())
+    assert payload["event"] == "budget_exceeded" and payload["rank"] == 2 and payload["world_size"] == 4
+    assert payload["level"] == "error" and records[-1].levelno == logging.ERROR
+    assert isinstance(log, structlog.stdlib.BoundLogger)

@@ -56,3 +56,20 @@ def print_snapshot(snap: dict[str, dict[str, Any]], *, reasons: bool = False) ->
               f"compile_s={s['compile_seconds']:.2f}")
         for reason in (s.get("last_reasons") or [])[-3:] if reasons else ():
             print(f"      reason: {reason[:140]}")
+
+
+def event_logger(echo: bool = True) -> Any:
+    """A structlog logger for the monitor that keeps every event (`.events`) and, with `echo`, prints it."""
+    import structlog
+
+    events: list[dict[str, Any]] = []
+
+    def keep(_: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        events.append({"level": method, **event_dict})
+        if not echo:
+            raise structlog.DropEvent
+        return event_dict
+
+    logger = structlog.wrap_logger(structlog.PrintLogger(), processors=[keep, structlog.dev.ConsoleRenderer(colors=False)])
+    logger.events = events
+    return logger

@@ -117,3 +117,91 @@ def has_fake_impl(name: str) -> bool:
         return bool(torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta"))
     except RuntimeError:
         return True  # unknown to the dispatcher: not ours to judge (precision over recall)
+
+
+# Dynamic probe (CC4xx). Dynamo reports compiles only through `torch._dynamo.callback.callback_handler` (start/end
+# callbacks with a compile id, no code object); the compiled callable is the `fn` local of `eval_frame.py`'s
+# `compile_wrapper` frame still on the stack; guard-failure reasons are the `reasons`/`recompile_reason` locals of
+# `convert_frame._compile`; graph breaks are the global `counters["graph_break"]` (read as deltas); a recompile-limit
+# hit fires no callback, only a WARNING on logger `torch._dynamo.convert_frame`. All verified on torch 2.11 and 2.13;
+# every lookup degrades to "unknown" rather than raising.
+
+LIMIT_LOGGER = "torch._dynamo.convert_frame"
+"""Logger that emits Dynamo's "hit config.recompile_limit" warning."""
+
+
+def add_compile_callbacks(start: Callable[[Any], None], end: Callable[[Any], None]) -> None:
+    """Call `start(args)` / `end(args)` around every Dynamo compile."""
+    from torch._dynamo.callback import callback_handler
+
+    callback_handler.register_start_callback(start)
+    callback_handler.register_end_callback(end)
+
+
+def remove_compile_callbacks(start: Callable[[Any], None], end: Callable[[Any], None]) -> None:
+    """Remove callbacks added by `add_compile_callbacks` (idempotent)."""
+    from torch._dynamo.callback import callback_handler
+
+    for cbs, cb in ((callback_handler.start_callbacks, start), (callback_handler.end_callbacks, end)):
+        while cb in cbs:
+            cbs.remove(cb)
+
+
+def _frames(name: str, suffix: str) -> Any:
+    import sys
+
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == name and frame.f_code.co_filename.endswith(suffix):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def compiling_owner() -> tuple[Any, str] | None:
+    """(module instance, method) whose compiled callable is being compiled on this thread, if any."""
+    frame = _frames("compile_wrapper", "eval_frame.py")
+    fn = frame.f_locals.get("fn") if frame is not None else None
+    fn = getattr(fn, "__wrapped__", fn) if getattr(fn, "__self__", None) is None else fn
+    inner, instance = getattr(fn, "__func__", None), getattr(fn, "__self__", None)
+    if inner is None or instance is None:
+        return None
+    name = getattr(inner, "__name__", "")
+    return instance, "forward" if name in ("_call_impl", "_wrapped_call_impl") else name
+
+
+def compiling_reasons() -> list[str]:
+    """Guard-failure texts that caused the compile in progress (empty for a first compile)."""
+    frame = _frames("_compile", "convert_frame.py")
+    if frame is None:
+        return []
+    reasons = frame.f_locals.get("reasons")
+    if isinstance(reasons, list) and reasons:
+        return [str(r) for r in reasons]
+    first = frame.f_locals.get("recompile_reason")
+    return [str(first)] if first else []
+
+
+def graph_break_counts() -> dict[str, int]:
+    """Copy of Dynamo's global graph-break counter (reason -> count)."""
+    from torch._dynamo.utils import counters
+
+    return dict(counters.get("graph_break", {}))
+
+
+def dynamo_config() -> dict[str, Any]:
+    """Snapshot of `torch._dynamo.config`, restored by `restore_dynamo`."""
+    import torch._dynamo
+
+    return torch._dynamo.config.get_config_copy()
+
+
+def restore_dynamo(config: dict[str, Any]) -> None:
+    """Drop every compiled cache entry and guard (`torch._dynamo.reset()`) and put the config back."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    now = torch._dynamo.config.get_config_copy()
+    for key, value in config.items():  # only changed keys: setting deprecated ones warns
+        if now.get(key) != value:
+            setattr(torch._dynamo.config, key, value)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from contract.env import EnvSnapshot
 from contract.findings import Finding, has_errors
 from contract.load import Contract, load
-from contract.rules import cc0xx, cc1xx, cc2xx, cc3xx, cc6xx
+from contract.rules import cc0xx, cc1xx, cc2xx, cc3xx, cc4xx, cc6xx
 
 if TYPE_CHECKING:  # binding imports torch; `doctor` uses this module without it
     from contract.binding import Binding
@@ -40,7 +40,7 @@ def _env_at_import() -> EnvSnapshot:
 
 
 Check = Callable[[CheckContext], Iterable[Finding]]
-CHECKS: tuple[Check, ...] = (cc1xx.check, cc2xx.check, cc3xx.check, cc6xx.check)
+CHECKS: tuple[Check, ...] = (cc1xx.check, cc2xx.check, cc3xx.check, cc4xx.check, cc6xx.check)
 """Checks run after binding, in code-range order."""
 
 

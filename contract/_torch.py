@@ -3,7 +3,7 @@
 Why private: `nn.Module.compile()` keeps the compiled callable in `_compiled_call_impl`, and the only way to switch
 a module back to eager in place (keeping its identity and state_dict keys) is to reset that attribute. Marking
 argument dims dynamic uses `torch._dynamo.maybe_mark_dynamic`, which is documented but lives under `_dynamo`.
-Both exist unchanged in torch 2.11 through 2.13.
+Both exist unchanged in torch 2.11 through 2.13. `compile_forward` uses Dynamo's trace rules (see there).
 """
 from __future__ import annotations
 
@@ -16,6 +16,23 @@ from torch import nn
 def set_forward_call(module: nn.Module, fn: Callable | None) -> None:
     """Make `module(...)` run `fn` (None: the plain eager `_call_impl`)."""
     module._compiled_call_impl = fn
+
+
+def compile_forward(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
+    """Compile `module(...)` in place, as `nn.Module.compile()` does, and return the installed callable.
+
+    `nn.Module.compile()` alone compiles nothing for torch.nn's own classes (`nn.Linear`, `nn.Sequential`...):
+    Dynamo's trace rules skip their frames. `torch.compile(module)` handles that by tracing through
+    `torch._dynamo.external_utils.wrap_inline` (torch 2.11 and 2.13); we do the same so the module keeps its
+    type and state_dict keys. `wrap_inline` keeps the bound `_call_impl` as `__wrapped__` for attribution.
+    """
+    from torch._dynamo import external_utils, trace_rules
+
+    if trace_rules.check(module.forward):
+        set_forward_call(module, torch.compile(external_utils.wrap_inline(module._call_impl), **kwargs))
+    else:
+        module.compile(**kwargs)
+    return forward_call(module)
 
 
 def forward_call(module: nn.Module) -> Callable | None:

@@ -25,8 +25,7 @@ def _compile(target: Target, rb: RegionBinding) -> Callable:
     """`module.compile()` for forward (keeps type and state_dict keys), `torch.compile(bound)` otherwise."""
     region, module = rb.region, target.module
     if target.method == "forward":
-        module.compile(**region.compile_kwargs())
-        fn = _torch.forward_call(module)
+        fn = _torch.compile_forward(module, region.compile_kwargs())
     else:
         fn = torch.compile(getattr(module, target.method), **region.compile_kwargs())
     if region.dynamic_dims:

@@ -121,6 +121,7 @@ def compiled_callable() -> Any | None:
 
 def owner_of(fn: Any) -> tuple[Any, str] | None:
     """(module instance, method name) of a compiled callable; `_call_impl` (module.compile()) means forward."""
+    fn = getattr(fn, "__wrapped__", fn)  # contract.apply compiles torch.nn builtins through wrap_inline
     inner = getattr(fn, "__func__", None)
     instance = getattr(fn, "__self__", None)
     if inner is None or instance is None:

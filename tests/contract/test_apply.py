@@ -151,3 +151,15 @@ def test_inductor_region_compiles_and_matches_eager_on_cpu(write_contract) -> No
     x = torch.randn(4, 8)
     with torch.no_grad():
         assert torch.allclose(model(x), reference(x), atol=1e-5)
+
+
+def test_torch_nn_builtin_region_really_compiles(write_contract) -> None:
+    """`nn.Module.compile()` alone compiles nothing for torch.nn classes; apply must still compile them."""
+    model = Model()
+    _, binding, _ = check(write_contract(CONTRACT.format(extra="").replace('module = "head"', 'module = "head.lin"')
+                                         .replace('methods = ["forward", "decode"]', "")), model)
+    apply(binding)
+    torch._dynamo.utils.counters.clear()
+    model.head.lin(torch.randn(2, 8))
+    assert torch._dynamo.utils.counters["frames"]["ok"] == 1
+    assert list(model.state_dict()) == list(Model().state_dict())

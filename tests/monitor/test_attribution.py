@@ -190,3 +190,14 @@ def test_nothing_of_ours_runs_on_a_cache_hit(started):
 
 def test_the_stack_holds_no_compile_wrapper_outside_a_compile():
     assert compiled_callable() is None
+
+
+def test_a_torch_nn_builtin_region_compiles_and_is_attributed(started) -> None:
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    _, mon = started('[[region]]\nname = "proj"\nmodule = "0"\n', model)
+    model(torch.randn(3, 4))
+    model(torch.randn(3, 4))
+    assert mon.snapshot()["proj"]["compiles"] == 1

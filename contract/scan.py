@@ -546,6 +546,11 @@ class _Walker(ast.NodeVisitor):
 
     def _call(self, node: ast.Call) -> None:
         func = node.func
+        if isinstance(func, ast.Name) and func.id in ("hasattr", "getattr") and len(node.args) >= 2 \
+                and isinstance(node.args[1], ast.Constant):
+            target = _resolve(self.env, node.args[0])
+            if target is not _MISSING:
+                self.state.reads.add((id(target), str(node.args[1].value)))
         if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2 \
                 and not isinstance(node.args[1], ast.Constant) and _resolve(self.env, node.args[0]) is not _MISSING:
             self.hazard("dynamic-getattr", node, f"getattr({ast.unparse(node.args[0])}, {ast.unparse(node.args[1])})")
@@ -583,7 +588,10 @@ class _Walker(ast.NodeVisitor):
         if isinstance(func, ast.Attribute):
             parent = _resolve(self.env, func.value)
             owner = parent if parent is not _MISSING and not isinstance(parent, (type, types.ModuleType)) else None
-        if isinstance(func, ast.Attribute) and isinstance(owner, nn.Module) and isinstance(callee, types.FunctionType):
+        if isinstance(func, ast.Attribute) and owner is not None and \
+                inspect.getattr_static(type(owner), func.attr, None) is not callee:
+            owner = None  # a function stored on the instance is not bound to it
+        if isinstance(owner, nn.Module) and isinstance(callee, types.FunctionType):
             return _visit_module(self.state, owner, self.region, self.depth, method=func.attr)
         _visit_callable(self.state, callee, owner, self.region, self.depth + 1)
 

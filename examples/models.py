@@ -46,7 +46,7 @@ def decode(model: nn.Module, *, batch: int = 1, prompt: int = 8, new_tokens: int
     from transformers import DynamicCache
 
     gen = torch.Generator().manual_seed(seed)
-    ids = torch.randint(0, VOCAB, (batch, prompt), generator=gen)
+    ids = torch.randint(0, VOCAB, (batch, prompt), generator=gen).to(next(model.parameters()).device)
     cache = DynamicCache()
     out = model(input_ids=ids, past_key_values=cache, use_cache=True)
     tokens = [ids]

@@ -1,0 +1,79 @@
+"""Models and steps the CC4xx (dynamic probe) examples run."""
+import torch
+from torch import nn
+
+SCALE = 1
+
+
+class Scaled(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(x) * SCALE
+
+
+class Layer(nn.Module):
+    def __init__(self, idx: int) -> None:
+        super().__init__()
+        self.layer_idx = idx
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(x) * (self.layer_idx + 1)
+
+
+class Stack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(Layer(i) for i in range(10))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Chatty(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.proj(x)
+        print(end="")
+        return y
+
+
+def scaled() -> nn.Module:
+    return Scaled()
+
+
+def stack() -> nn.Module:
+    return Stack()
+
+
+def chatty() -> nn.Module:
+    return Chatty()
+
+
+def step(model, i):
+    with torch.no_grad():
+        return model(torch.randn(2, 8))
+
+
+def step_changing_global(model, i):
+    global SCALE
+    SCALE = i
+    return step(model, i)
+
+
+def step_adding_hook(model, i):
+    if i == 1:
+        model.register_forward_hook(lambda mod, args, out: out)
+    return step(model, i)
+
+
+def step_failing(model, i):
+    return model(torch.randn(2, 3))

@@ -96,3 +96,9 @@ def test_console_script_runs_in_a_fresh_process() -> None:
     exe = Path(sys.executable).with_name("compile-contract")
     proc = subprocess.run([str(exe), "explain", "CC001"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith("CC001 unknown-key")
+
+
+def test_output_piped_into_a_reader_that_leaves_is_not_a_traceback() -> None:
+    exe = Path(sys.executable).with_name("compile-contract")
+    proc = subprocess.run(f"'{exe}' explain CC001 | head -1", shell=True, capture_output=True, text=True, timeout=60)
+    assert proc.stdout.startswith("CC001") and "Traceback" not in proc.stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from _common import contract_path, print_findings, print_snapshot  # noqa: E402  (adds repo root)
+from _common import contract_path, event_logger, print_findings, print_snapshot  # noqa: E402  (adds repo root)
 
 HAZARD = "contracts/demo-hazard.toml"
 FIXED = "contracts/demo.toml"
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     print_findings(fixed)
     print(f"engine {'REFUSED to start' if has_errors(fixed) else 'starts'}")
     print(f"\n== check skipped: hazard model served {args.steps} steps under the monitor")
-    snap = storm(args.backend, args.steps)
+    snap = storm(args.backend, args.steps, logger=event_logger())
     print_snapshot(snap, reasons=True)
     layers = snap["layers"]
     print(f"\nstorm: {layers['recompiles']} recompiles, recompile-limit hits {layers['recompile_limit_hits']}, "

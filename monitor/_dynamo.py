@@ -92,6 +92,11 @@ def ensure(start: Callback, end: Callback) -> bool:
     return missing
 
 
+def is_dynamo(args: Any) -> bool:
+    """Whether a CallbackArgs is a Dynamo frame compile (not a lazy backward or a CUDA-graph recording)."""
+    return getattr(getattr(args, "callback_trigger", None), "name", None) == "DYNAMO"
+
+
 def trigger_name(args: Any) -> str:
     """`DYNAMO`, `LAZY_BACKWARD`, `CUDAGRAPH_RECORDING`, ... of a CallbackArgs."""
     trig = getattr(args, "callback_trigger", None)
@@ -113,8 +118,7 @@ def _walk(depth: int = 2):
 def compiled_callable() -> Any | None:
     """The callable the innermost `compile_wrapper` on this thread's stack is compiling, if any."""
     for frame in _walk():
-        code = frame.f_code
-        if code.co_name == "compile_wrapper" and code.co_filename.endswith("eval_frame.py"):
+        if _is_wrapper(frame.f_code):
             return frame.f_locals.get("fn")
     return None
 
@@ -133,15 +137,96 @@ def owner_of(fn: Any) -> tuple[Any, str] | None:
 def recompile_reasons() -> list[str]:
     """Guard-failure texts of the compile in progress, one per cache entry, each prefixed `"<compile_id>: "`."""
     for frame in _walk():
-        code = frame.f_code
-        if code.co_name == "_compile" and code.co_filename.endswith("convert_frame.py"):
-            local = frame.f_locals
-            reasons = local.get("reasons")
-            if isinstance(reasons, list) and reasons:
-                return [str(r) for r in reasons]
-            first = local.get("recompile_reason") or _guard_failure(local.get("code"))
-            return [str(first)] if first else []
+        if _is_compile(frame.f_code):
+            return reasons_of(frame)
     return []
+
+
+def reasons_of(frame: FrameType) -> list[str]:
+    """Guard-failure texts held by one `convert_frame._compile` frame (its locals are read once, here)."""
+    local = frame.f_locals  # Python 3.11 materialises every local: call only for recompiles
+    reasons = local.get("reasons")
+    if isinstance(reasons, list) and reasons:
+        return [str(r) for r in reasons]
+    first = local.get("recompile_reason") or _guard_failure(local.get("code"))
+    return [str(first)] if first else []
+
+
+def _is_compile(code: Any) -> bool:
+    return code.co_name == "_compile" and code.co_filename.endswith("convert_frame.py")
+
+
+def _is_wrapper(code: Any) -> bool:
+    return code.co_name == "compile_wrapper" and code.co_filename.endswith("eval_frame.py")
+
+
+class DynamoStack:
+    """Finds `compile_wrapper` and `_compile` on the stack of an end callback without walking every frame.
+
+    Every frame between the callback and Dynamo's entry (the outermost `convert_frame.py` frame of the compile) is
+    torch's own fixed path, so one full walk learns the entry's and `_compile`'s depths; later events jump there
+    with `sys._getframe(depth)` (which materialises one frame object, not every one on the way), check the code
+    object, and walk outward only over the few frames between Dynamo's entry and the innermost `compile_wrapper`.
+    Anything unexpected falls back to the full walk. Call both methods from one function (the depths are relative
+    to their caller). State is per instance (one per monitor).
+    """
+
+    MAX_GAP = 16
+    """Frames tolerated between Dynamo's entry and `compile_wrapper` (`_call_impl`, compiled forward, resume)."""
+
+    def __init__(self) -> None:
+        self._entry: tuple[int, Any] | None = None
+        self._compile: tuple[int, Any] | None = None
+
+    def compiled_callable(self) -> Any | None:
+        """`fn` of the innermost `compile_wrapper` on the stack (the callable being compiled), or None."""
+        entry = self._entry
+        if entry is not None:
+            frame = _frame_at(entry[0] + 1)
+            if frame is not None and frame.f_code is entry[1]:
+                frame = frame.f_back
+                for _ in range(self.MAX_GAP):
+                    if frame is None:
+                        return None
+                    if _is_wrapper(frame.f_code):
+                        return frame.f_locals.get("fn")
+                    frame = frame.f_back
+        return self._learn()
+
+    def compile_frame(self) -> FrameType | None:
+        """The `convert_frame._compile` frame of the compile in progress (for its recompile reasons)."""
+        known = self._compile
+        if known is not None:
+            frame = _frame_at(known[0] + 1)
+            if frame is not None and frame.f_code is known[1]:
+                return frame
+        for frame in _walk(2):
+            if _is_compile(frame.f_code):
+                return frame
+        return None
+
+    def _learn(self) -> Any | None:
+        """Full walk from our caller: remember where `_compile` and Dynamo's entry sit; return the wrapper's fn."""
+        compile_at, entry = -1, None
+        for depth, frame in enumerate(_walk(3)):  # generator, _learn, compiled_callable: depth 0 is the caller
+            code = frame.f_code
+            if compile_at < 0 and _is_compile(code):
+                compile_at, entry = depth, (depth, code)
+                self._compile = (depth, code)
+            elif entry is not None and entry[0] == depth - 1 and code.co_filename.endswith("convert_frame.py"):
+                entry = (depth, code)
+            if _is_wrapper(code):
+                self._entry = entry
+                return frame.f_locals.get("fn")
+        return None
+
+
+def _frame_at(depth: int) -> FrameType | None:
+    """`sys._getframe(depth + 1)` from the caller's point of view, None past the bottom of the stack."""
+    try:
+        return sys._getframe(depth + 1)
+    except ValueError:
+        return None
 
 
 def reason_compile_id(reason: str) -> str:
@@ -176,6 +261,18 @@ def graph_break_total(table: Any) -> int:
     """Sum of the graph-break counter: a cheap "did anything break" test before copying it."""
     gb = table.get("graph_break")
     return sum(gb.values()) if gb else 0
+
+
+CACHE_KEYS: tuple[tuple[str, str], ...] = (("fx_graph", "hit"), ("fx_graph", "miss"), ("aot_autograd", "hit"),
+                                          ("aot_autograd", "miss"))
+"""Order of the values `cache_totals` returns."""
+
+
+def cache_totals(table: Any) -> tuple[int, int, int, int]:
+    """FX-graph and AOTAutograd hit/miss totals as one tuple (cheap to compare between two compiles)."""
+    ind, aot = table.get("inductor") or {}, table.get("aot_autograd") or {}
+    return (ind.get("fxgraph_cache_hit", 0), ind.get("fxgraph_cache_miss", 0), aot.get("autograd_cache_hit", 0),
+            aot.get("autograd_cache_miss", 0))
 
 
 def cache_counts(table: Any) -> dict[tuple[str, str], int]:

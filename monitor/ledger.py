@@ -5,7 +5,7 @@ import threading
 from bisect import bisect_left
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from contract.schema import Region
 from monitor.reasons import CATEGORIES
@@ -64,30 +64,19 @@ class RegionStats:
     instances: dict[int, InstanceStats] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, kw_only=True)
-class CompileEvent:
-    """What the hooks measured for one Dynamo compile, already attributed to a region instance."""
-
-    region: str
-    instance: int
-    compile_id: str
-    seconds: float
-    graph_breaks: int = 0
-    cache: dict[tuple[str, str], int] = field(default_factory=dict)
-    reason: str | None = None
-    category: str = "other"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Outcome:
-    """What the ledger concluded from one compile: the monitor logs it and acts on a new breach."""
+class Outcome(NamedTuple):
+    """What the ledger concluded from one compile (a tuple: built on every compile, so no dataclass machinery)."""
 
     recompile: bool
+    """This instance had compiled this frame before."""
     counted: bool
+    """The recompile counts against the budget (warm-up is over)."""
     count: int
+    """The instance's recompiles counted against the budget."""
     breach: str | None
+    """The budget this compile newly exceeded, if any."""
     first_breach: bool
-    last_reasons: tuple[str, ...]
+    """The region's first breach (its on_breach action runs now)."""
 
 
 class Ledger:
@@ -109,36 +98,50 @@ class Ledger:
         """Region names in contract order."""
         return tuple(self._regions)
 
-    def record_compile(self, ev: CompileEvent) -> Outcome:
-        """Count one compile for its instance; decide recompile, warm-up and budget breach."""
+    def record_compile(self, region: str, instance: int, compile_id: str, seconds: float, graph_breaks: int = 0,
+                       cache: dict[tuple[str, str], int] | None = None) -> Outcome:
+        """Count one compile for its instance; decide recompile, warm-up and budget breach (reason comes later)."""
         with self._lock:
-            rs = self._regions[ev.region]
-            inst = rs.instances.setdefault(ev.instance, InstanceStats())
-            frame = ev.compile_id.rsplit("/", 1)[0]
+            rs = self._regions[region]
+            inst = rs.instances.get(instance)
+            if inst is None:
+                inst = rs.instances[instance] = InstanceStats()
+            frame = compile_id.rpartition("/")[0]
             recompile = frame in inst.frames
             if not recompile and len(inst.frames) < MAX_FRAMES:
                 inst.frames.add(frame)
             inst.compiles += 1
             rs.compiles += 1
-            self._remember(ev.compile_id, frame, ev.region, ev.instance)
-            self._observe(rs, ev.seconds)
-            rs.graph_breaks += ev.graph_breaks
-            for key, n in ev.cache.items():
-                rs.cache[key] = rs.cache.get(key, 0) + n
+            self._remember(compile_id, frame, region, instance)
+            self._observe(rs, seconds)
+            if graph_breaks:
+                rs.graph_breaks += graph_breaks
+            if cache:
+                for key, n in cache.items():
+                    rs.cache[key] = rs.cache.get(key, 0) + n
             counted = recompile and self._counts(rs, inst)
             if recompile:
                 inst.recompiles += 1
                 rs.recompiles += 1
-                rs.by_reason[ev.category] += 1
-                if ev.reason:
-                    rs.last_reasons.append(ev.reason)
             if counted:
                 inst.budget_recompiles += 1
                 rs.budget_recompiles = max(rs.budget_recompiles, inst.budget_recompiles)
-            breach = self._breach(rs, inst, ev.graph_breaks)
-            return Outcome(recompile=recompile, counted=counted, count=inst.budget_recompiles, breach=breach,
-                           first_breach=breach is not None and len(rs.breaches) == 1,
-                           last_reasons=tuple(rs.last_reasons))
+            breach = self._breach(rs, inst, graph_breaks)
+            return Outcome(recompile, counted, inst.budget_recompiles, breach,
+                           breach is not None and len(rs.breaches) == 1)
+
+    def record_reason(self, region: str, category: str, reason: str | None) -> None:
+        """The guard-failure category (metric label) and bounded text of a recompile `record_compile` reported."""
+        with self._lock:
+            rs = self._regions[region]
+            rs.by_reason[category] += 1
+            if reason:
+                rs.last_reasons.append(reason)
+
+    def last_reasons(self, region: str) -> tuple[str, ...]:
+        """The region's latest guard-failure texts, oldest first (for the breach error and log line)."""
+        with self._lock:
+            return tuple(self._regions[region].last_reasons)
 
     def _counts(self, rs: RegionStats, inst: InstanceStats) -> bool:
         """A recompile counts once warm: after mark_warm(), or past the region's warm-up allowance."""
@@ -147,11 +150,13 @@ class Ledger:
     @staticmethod
     def _breach(rs: RegionStats, inst: InstanceStats, breaks: int) -> str | None:
         """The budget newly exceeded by this compile (each kind reported once per region)."""
-        for kind, over in (("recompile_budget", inst.budget_recompiles > rs.region.recompile_budget),
-                           ("graph_break_budget", breaks > rs.region.graph_break_budget)):
-            if over and kind not in rs.breaches:
-                rs.breaches.append(kind)
-                return kind
+        region, breaches = rs.region, rs.breaches
+        if inst.budget_recompiles > region.recompile_budget and "recompile_budget" not in breaches:
+            breaches.append("recompile_budget")
+            return "recompile_budget"
+        if breaks > region.graph_break_budget and "graph_break_budget" not in breaches:
+            breaches.append("graph_break_budget")
+            return "graph_break_budget"
         return None
 
     @staticmethod
@@ -164,17 +169,21 @@ class Ledger:
 
     def _remember(self, compile_id: str, frame: str, region: str, instance: int) -> None:
         """Bounded compile_id -> instance and frame -> region maps (backward, cudagraph, limit hits)."""
-        for table, key, value in ((self._ids, compile_id, (region, instance)), (self._frames, frame, region)):
-            table[key] = value
-            table.move_to_end(key)
-            if len(table) > ID_MAP_SIZE:
-                table.popitem(last=False)
+        ids, frames = self._ids, self._frames
+        ids[compile_id] = (region, instance)
+        ids.move_to_end(compile_id)
+        frames[frame] = region
+        frames.move_to_end(frame)
+        if len(ids) > ID_MAP_SIZE:
+            ids.popitem(last=False)
+        if len(frames) > ID_MAP_SIZE:
+            frames.popitem(last=False)
 
     def seen(self, region: str, instance: int, compile_id: str) -> bool:
         """Whether this instance already compiled the frame of this compile id (i.e. this is its recompile)."""
         with self._lock:
             inst = self._regions[region].instances.get(instance)
-            return inst is not None and compile_id.rsplit("/", 1)[0] in inst.frames
+            return inst is not None and compile_id.rpartition("/")[0] in inst.frames
 
     def owner(self, compile_id: str) -> tuple[str, int] | None:
         """(region, instance) of a compile id seen before (lazy backward, CUDA-graph recording)."""

@@ -24,11 +24,18 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+HEAD_CHARS = 1000
+"""Characters of a guard text looked at: the category is decided by its first line (texts can be megabytes)."""
+
+
 def categorize(text: str | None) -> str:
     """Category of one guard-failure text (the first reason Dynamo reports); `other` when unknown."""
     if not text:
         return "other"
-    first = _PREFIX.sub("", text.strip().splitlines()[0], count=1)
+    lines = text[:HEAD_CHARS].strip().splitlines()
+    if not lines:
+        return "other"
+    first = _PREFIX.sub("", lines[0], count=1)
     head = first.split("  #", 1)[0]
     for name, pattern in _RULES:
         if pattern.search(head):
@@ -40,5 +47,7 @@ def short(text: str | None, limit: int = 300) -> str:
     """A guard text cut to one bounded log field."""
     if not text:
         return ""
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 3] + "..."
+    one = " ".join(text[: 4 * limit].split())  # bounded before splitting: guard texts can be megabytes
+    if len(one) <= limit and len(text) <= 4 * limit:
+        return one
+    return one[: limit - 3] + "..." if len(one) > limit - 3 else one + "..."

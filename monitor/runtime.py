@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import atexit
 import logging
-import threading
 import time
+from threading import get_ident
 from typing import Any, Callable, Mapping
 
 from prometheus_client import CollectorRegistry
@@ -13,9 +13,15 @@ from contract.binding import Binding, Target
 from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded, act
 from monitor.exporter import LedgerCollector, Server, push, rank_info, serve, write_snapshot
-from monitor.ledger import CompileEvent, Ledger, Outcome
-from monitor.log import make_logger
+from monitor.ledger import Ledger, Outcome
+from monitor.log import LOGGER_NAME, make_logger
 from monitor.reasons import categorize, short
+
+
+TARGET_CACHE = 4096
+"""Compiled callables remembered with their contract target (the attribution cache)."""
+_NO_BREAKS: dict[str, int] = {}
+"""Shared empty result of `_deltas` (read only): no allocation when a compile had no graph break."""
 
 
 class _LimitHandler(logging.Handler):
@@ -40,12 +46,16 @@ class Monitor:
         spec = binding.contract.monitor
         self.ledger = Ledger((rb.region for rb in binding.regions.values()), manual_warmup=manual_warmup)
         self.log = logger if logger is not None else make_logger(spec.log_format, environ=environ)
+        self._info_on = logging.getLogger(LOGGER_NAME).isEnabledFor if logger is None else None
+        """Level test of our own logger (an injected logger gets every event: its level is its business)."""
+        self._stack = _dynamo.DynamoStack()
+        self._targets: dict[int, tuple[Any, Target]] = {}
         self._clock = clock
         self._env = rank_info(environ)
         self._inflight: dict[int, float] = {}
         self._counters = _dynamo.counters()
         self._breaks_seen = (_dynamo.graph_break_total(self._counters), _dynamo.graph_break_counts(self._counters))
-        self._cache_seen = _dynamo.cache_counts(self._counters)
+        self._cache_seen = _dynamo.cache_totals(self._counters)
         self._errors_logged: set[str] = set()
         self._stopped = False
         self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
@@ -56,7 +66,7 @@ class Monitor:
                                           on_error=self._error)
         self.registry.register(self._collector)
         self._limit = _LimitHandler(self._guard(self._on_limit_hit))
-        self._start_cb, self._end_cb = self._guard(self._on_start), self._guard(self._on_end)
+        self._start_cb, self._end_cb = self._on_start, self._on_end  # each catches its own exceptions
         _dynamo.register(self._start_cb, self._end_cb, self._guard(self._on_reset))
         _dynamo.limit_logger().addHandler(self._limit)
         self.server: Server | None = self._serve() if serve else None
@@ -117,85 +127,112 @@ class Monitor:
         return hook
 
     def _on_start(self, args: Any) -> None:
-        self._inflight[threading.get_ident()] = self._clock()
+        """Start callback: only the clock (attribution waits for the end, when the compile id is final)."""
+        try:
+            self._inflight[get_ident()] = self._clock()
+        except Exception as exc:
+            self._error("hook", exc)
 
     def _on_end(self, args: Any) -> None:
-        start = self._inflight.pop(threading.get_ident(), None)
-        seconds = self._clock() - start if start is not None else 0.0
-        trigger, cid = _dynamo.trigger_name(args), _dynamo.compile_id(args)
-        breaks, cache = self._deltas()
-        if trigger != "DYNAMO":
-            owner = self.ledger.owner(cid)
-            if owner is not None:
-                self.ledger.record_aux(owner[0], trigger, seconds)
-            return
-        target = self._attribute()
-        if target is None:
-            self.ledger.unattributed_compile()
-            return
-        self._record(target, cid, seconds, breaks, cache)
+        """End callback: attribute, record in the ledger, then (recompiles only) read the reason; log; act."""
+        try:
+            start = self._inflight.pop(get_ident(), None)
+            seconds = self._clock() - start if start is not None else 0.0
+            if not _dynamo.is_dynamo(args):
+                return self._on_aux(args, seconds)
+            fn = self._stack.compiled_callable()
+            target = self._target_of(fn) if fn is not None else None
+            breaks, cache = self._deltas()
+            if target is None:
+                return self.ledger.unattributed_compile()
+            cid = _dynamo.compile_id(args)
+            n_breaks = sum(breaks.values()) if breaks else 0
+            out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, n_breaks, cache)
+            reason = category = None
+            if out.recompile:
+                frame = self._stack.compile_frame()
+                reason, category = self._reason(target, _dynamo.reasons_of(frame) if frame is not None else [])
+            self._after(target, cid, seconds, out, reason, category, breaks, cache)
+        except Exception as exc:
+            self._error("hook", exc)
 
-    def _deltas(self) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    def _on_aux(self, args: Any, seconds: float) -> None:
+        """Lazy backward / CUDA-graph recording: charged to the region instance that compiled that id."""
+        self._deltas()
+        owner = self.ledger.owner(_dynamo.compile_id(args))
+        if owner is not None:
+            self.ledger.record_aux(owner[0], _dynamo.trigger_name(args), seconds)
+
+    def _target_of(self, fn: Any) -> Target | None:
+        """The contract target a compiled callable belongs to (cached per callable object, bounded)."""
+        hit = self._targets.get(id(fn))
+        if hit is not None and hit[0] is fn:
+            return hit[1]
+        owner = _dynamo.owner_of(fn)
+        target = self.binding.region_of(*owner) if owner is not None else None
+        if target is not None and len(self._targets) < TARGET_CACHE:
+            self._targets[id(fn)] = (fn, target)
+        return target
+
+    def _deltas(self) -> tuple[dict[str, int], dict[tuple[str, str], int] | None]:
         """Graph breaks and cache lookups since the previous compile's end (compiles are serialized by Dynamo)."""
         total = _dynamo.graph_break_total(self._counters)
-        breaks: dict[str, int] = {}
+        breaks: dict[str, int] = _NO_BREAKS
         if total != self._breaks_seen[0]:
             now = _dynamo.graph_break_counts(self._counters)
             breaks = _delta(self._breaks_seen[1], now)
             self._breaks_seen = (total, now)
-        now_cache = _dynamo.cache_counts(self._counters)
-        cache = _delta(self._cache_seen, now_cache) if now_cache != self._cache_seen else {}
+        now_cache = _dynamo.cache_totals(self._counters)
+        if now_cache == self._cache_seen:
+            return breaks, None
+        cache = {k: n - b for k, n, b in zip(_dynamo.CACHE_KEYS, now_cache, self._cache_seen) if n > b}
         self._cache_seen = now_cache
         return breaks, cache
 
     def _attribute(self) -> Target | None:
-        """The region instance whose compile_wrapper is on the stack (innermost)."""
+        """The region instance whose compile_wrapper is on the stack (innermost); full walk, for rare paths."""
         fn = _dynamo.compiled_callable()
-        owner = _dynamo.owner_of(fn) if fn is not None else None
-        return self.binding.region_of(*owner) if owner is not None else None
+        return self._target_of(fn) if fn is not None else None
 
-    def _record(self, target: Target, cid: str, seconds: float, breaks: dict, cache: dict) -> None:
-        seen = self.ledger.seen(target.region, id(target.module), cid)
-        reason = self._reason(target) if seen else None
-        category = categorize(reason)
-        ev = CompileEvent(region=target.region, instance=id(target.module), compile_id=cid, seconds=seconds,
-                          graph_breaks=sum(breaks.values()), cache=cache, reason=short(reason), category=category)
-        outcome = self.ledger.record_compile(ev)
-        self._log_compile(target, ev, outcome, breaks)
-        if outcome.breach is not None:
-            self._breach(target.region, outcome, ev)
-
-    def _reason(self, target: Target) -> str | None:
-        """The guard failure of this instance's own cache entry (Dynamo lists every entry's, newest first)."""
-        reasons = _dynamo.recompile_reasons()
+    def _reason(self, target: Target, reasons: list[str]) -> tuple[str, str]:
+        """Bounded text and category of this instance's own guard failure (Dynamo lists every entry's)."""
         mine = (target.region, id(target.module))
         own = next((r for r in reasons if self.ledger.owner(_dynamo.reason_compile_id(r)) == mine), None)
-        return own or (reasons[0] if reasons else None)
+        text = own or (reasons[0] if reasons else None)
+        category = categorize(text)
+        text = short(text)
+        self.ledger.record_reason(target.region, category, text)
+        return text, category
 
-    def _log_compile(self, target: Target, ev: CompileEvent, out: Outcome, breaks: dict[str, int]) -> None:
-        hits = {f"{c}_{r}": n for (c, r), n in ev.cache.items() if n}
-        self.log.info("compile", region=ev.region, module=target.path or "<root>", method=target.method,
-                      compile_id=ev.compile_id, seconds=ev.seconds, recompile=out.recompile, **hits)
+    def _after(self, target: Target, cid: str, seconds: float, out: Outcome, reason: str | None,
+               category: str | None, breaks: dict[str, int], cache: dict | None) -> None:
+        """Log lines (the per-compile info line only when that level is on) and the breach action."""
+        if self._info_on is None or self._info_on(logging.INFO):
+            hits = {f"{c}_{r}": n for (c, r), n in cache.items() if n} if cache else {}
+            self.log.info("compile", region=target.region, module=target.path or "<root>", method=target.method,
+                          compile_id=cid, seconds=seconds, recompile=out.recompile, **hits)
         if out.recompile:
-            budget = self.binding.regions[ev.region].region.recompile_budget
-            self.log.warning("recompile", region=ev.region, module=target.path or "<root>", reason=ev.category,
-                             guard=ev.reason, count=out.count, budget=budget, counted=out.counted)
+            budget = self.binding.regions[target.region].region.recompile_budget
+            self.log.warning("recompile", region=target.region, module=target.path or "<root>", reason=category,
+                             guard=reason, count=out.count, budget=budget, counted=out.counted)
         for text, n in breaks.items():
-            self.log.warning("graph_break", region=ev.region, compile_id=ev.compile_id, reason=short(text, 200),
-                             count=n)
+            self.log.warning("graph_break", region=target.region, compile_id=cid, reason=short(text, 200), count=n)
+        if out.breach is not None:
+            self._breach(target.region, out, sum(breaks.values()))
 
-    def _breach(self, region: str, out: Outcome, ev: CompileEvent) -> None:
+    def _breach(self, region: str, out: Outcome, graph_breaks: int) -> None:
         """One error line per breach; the region's on_breach action runs once (fail only arms the next call)."""
         settings = self.binding.regions[region].region
         if out.breach == "recompile_budget":
             count, budget = out.count, settings.recompile_budget
         else:
-            count, budget = ev.graph_breaks, settings.graph_break_budget
-        error = RecompileBudgetExceeded(region, count, budget, out.last_reasons, out.breach or "")
+            count, budget = graph_breaks, settings.graph_break_budget
+        last = self.ledger.last_reasons(region)
+        error = RecompileBudgetExceeded(region, count, budget, last, out.breach or "")
         action = act(self.binding, region, settings.on_breach, error) if out.first_breach else "already_taken"
         self.ledger.set_action(region, eager=action == "eager", fail=action == "fail")
         self.log.error("budget_exceeded", region=region, budget_kind=out.breach, count=count, budget=budget,
-                       action=action, last_reasons=list(out.last_reasons[-3:]))
+                       action=action, last_reasons=list(last[-3:]))
 
     def _on_limit_hit(self, record: logging.LogRecord) -> None:
         target = self._attribute()

@@ -1,6 +1,7 @@
 """Shared pieces of the monitor fault tests: a recording logger, distinct region classes, bind-and-apply."""
 from __future__ import annotations
 
+import sys
 import types
 from pathlib import Path
 from typing import Any, Callable
@@ -64,6 +65,33 @@ class Tower(nn.Module):
         for block in self.blocks:
             x = block(x)
         return x
+
+
+class Adder(nn.Module):
+    """The cheapest region Dynamo still compiles (one add): for runs of thousands of compiles."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+
+def retained_bytes(obj: Any, _seen: set[int] | None = None) -> int:
+    """Bytes reachable from obj through containers and instance dicts (contract Region objects excluded)."""
+    from collections import deque
+
+    from contract.schema import Region
+
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen or isinstance(obj, (Region, type)):
+        return 0
+    seen.add(id(obj))
+    size = sys.getsizeof(obj)
+    if isinstance(obj, dict):
+        size += sum(retained_bytes(k, seen) + retained_bytes(v, seen) for k, v in obj.items())
+    elif isinstance(obj, (list, tuple, set, frozenset, deque)):
+        size += sum(retained_bytes(v, seen) for v in obj)
+    elif hasattr(obj, "__dict__"):
+        size += retained_bytes(vars(obj), seen)
+    return size
 
 
 def regions(n: int, extra: str = "") -> str:

@@ -1,12 +1,16 @@
 """Prometheus export: a collector that reads the ledger at scrape time, per-rank serving, snapshot and push on exit."""
 from __future__ import annotations
 
+import gzip
 import os
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Callable, Iterator, Mapping
 
-from prometheus_client import CollectorRegistry, push_to_gateway, start_http_server, write_to_textfile
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client import CollectorRegistry, generate_latest, push_to_gateway, start_http_server, write_to_textfile
+from prometheus_client.core import Metric
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, gzip_accepted
+from prometheus_client.samples import Sample
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
@@ -23,97 +27,198 @@ def rank_info(environ: Mapping[str, str] | None = None) -> dict[str, str]:
             "world_size": env.get("WORLD_SIZE", "1")}
 
 
+_R = 3  # row offsets of Ledger.export(): reasons, caches, buckets, then the scalar tail
+_C = _R + len(CATEGORIES)
+_B = _C + 2 * len(CACHES)
+_T = _B + len(BUCKETS)
+_RESULTS = ("hit", "miss")
+_LE = tuple(floatToGoString(b) for b in BUCKETS) + ("+Inf",)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Family:
+    """One metric family with its series fixed at start (regions come only from the contract)."""
+
+    name: str
+    """Family name as prometheus_client takes it (`_total` is added for counters)."""
+    doc: str
+    """HELP text."""
+    kind: str
+    """counter, gauge or histogram."""
+    series: tuple[tuple[str, dict[str, str]], ...]
+    """(sample name, labels) of every sample, in exposition order."""
+    values: Callable[[list[tuple], dict[str, Any]], list[float]]
+    """Sample values from one ledger export, same order as `series`."""
+    header: str
+    """`# HELP` and `# TYPE` lines, rendered once."""
+    prefixes: tuple[str, ...]
+    """`name{labels} ` of every sample, rendered once."""
+
+
+def _family(name: str, doc: str, kind: str, series: list[tuple[str, dict[str, str]]],
+            values: Callable[[list[tuple], dict[str, Any]], list[float]]) -> _Family:
+    shown = name + "_total" if kind == "counter" else name
+    header = f"# HELP {shown} {_escape_doc(doc)}\n# TYPE {shown} {kind}\n"
+    prefixes = tuple(f"{n}{_labels(labels)} " for n, labels in series)
+    return _Family(name=name, doc=doc, kind=kind, series=tuple(series), values=values, header=header,
+                   prefixes=prefixes)
+
+
+def _escape_doc(doc: str) -> str:
+    return doc.replace("\\", r"\\").replace("\n", r"\n")
+
+
+def _labels(labels: dict[str, str]) -> str:
+    """`{k="v",...}` exactly as the text format (and prometheus_client) writes it: sorted names, escaped values."""
+    if not labels:
+        return ""
+    body = ",".join(f'{k}="{_escape_value(v)}"' for k, v in sorted(labels.items()))
+    return "{" + body + "}"
+
+
+def _escape_value(value: str) -> str:
+    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"')
+
+
+def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family, ...]:
+    """Every family the exporter emits, in order (see the agreed metric list in the README)."""
+    p = PREFIX
+    per = [{"region": r} for r in regions]
+    by_reason = [{"region": r, "reason": c} for r in regions for c in CATEGORIES]
+    by_cache = [{"region": r, "cache": c, "result": res} for r in regions for c in CACHES for res in _RESULTS]
+    hist: list[tuple[str, dict[str, str]]] = []
+    for r in regions:
+        hist += [(p + "compile_seconds_bucket", {"region": r, "le": le}) for le in _LE]
+        hist += [(p + "compile_seconds_count", {"region": r}), (p + "compile_seconds_sum", {"region": r})]
+
+    def col(i: int, name: str) -> tuple[list[tuple[str, dict[str, str]]], Callable]:
+        return [(name, lab) for lab in per], lambda rows, _t: [row[i] for row in rows]
+
+    def span(lo: int, hi: int) -> Callable:
+        return lambda rows, _t: [v for row in rows for v in row[lo:hi]]
+
+    fams = [
+        _family(p + "compiles", "Dynamo compiles (first compiles and recompiles) of the region's frames.",
+                "counter", *col(0, p + "compiles_total")),
+        _family(p + "recompiles", "Recompiles of a region instance, by guard-failure category.", "counter",
+                [(p + "recompiles_total", lab) for lab in by_reason], span(_R, _C)),
+        _family(p + "graph_breaks", "Graph breaks in the region's compiles.", "counter",
+                *col(1, p + "graph_breaks_total")),
+        _family(p + "cache_lookups", "FX-graph and AOTAutograd cache lookups during the region's compiles.",
+                "counter", [(p + "cache_lookups_total", lab) for lab in by_cache], span(_C, _B)),
+        _family(p + "recompile_limit_hits", "Dynamo recompile_limit hits: the frame now runs eager for new "
+                "inputs, silently.", "counter", *col(2, p + "recompile_limit_hits_total")),
+        _family(p + "compile_seconds", "Duration of the region's compile events.", "histogram", hist, _hist_values),
+    ]
+    for offset, name, doc in _GAUGES:
+        fams.append(_family(p + name, doc, "gauge", *col(_T + offset, p + name)))
+    fams.append(_family(p + "monitor_errors", "Internal errors of the monitor, by kind.", "counter",
+                        [(p + "monitor_errors_total", {"kind": k}) for k in ERROR_KINDS],
+                        lambda _rows, t: [t["errors"].get(k, 0) for k in ERROR_KINDS]))
+    fams.append(_family(p + "warm", "1 once the engine declared itself warm (mark_warm()).", "gauge",
+                        [(p + "warm", {})], lambda _rows, t: [1 if t["warm"] else 0]))
+    info = [(p + "contract_info", {"contract": contract, "contract_sha256": sha})] if contract else []
+    fams.append(_family(p + "contract_info", "The contract this process enforces (always 1).", "gauge", info,
+                        lambda _rows, _t: [1] * len(info)))
+    return tuple(fams)
+
+
+_GAUGES = ((2, "recompile_budget", "Recompiles each region instance may make after warm-up."),
+           (3, "budget_recompiles", "Recompiles counted against the budget (after warm-up, max over instances)."),
+           (4, "graph_break_budget", "Graph breaks allowed per compile."),
+           (5, "budget_exceeded", "1 when the region exceeded a budget."),
+           (6, "eager_fallback", "1 when the monitor switched the region to eager (on_breach = eager)."))
+"""(offset after compile_seconds in a ledger row, family name, HELP) of the per-region gauges."""
+
+
+def _hist_values(rows: list[tuple], _totals: dict[str, Any]) -> list[float]:
+    """Cumulative buckets, +Inf, _count, _sum per region (prometheus_client's histogram sample order)."""
+    out: list[float] = []
+    for row in rows:
+        out += accumulate(row[_B:_T])
+        out += (row[_T], row[_T], row[_T + 1])
+    return out
+
+
 class LedgerCollector(Collector):
-    """Builds every metric family from one ledger snapshot per scrape: no second copy of the counts."""
+    """Builds every metric family from one ledger read per scrape: no second copy of the counts.
+
+    The series are fixed at start (regions come from the contract), so names, labels and their rendered text are
+    built once; a scrape only reads the ledger's numbers. `collect()` feeds prometheus_client (text, OpenMetrics,
+    textfile, Pushgateway); `exposition()` renders the same families straight to the text format, byte for byte
+    what `generate_latest` writes, for the metrics endpoint.
+    """
 
     def __init__(self, ledger: Ledger, *, contract: str, sha256: str, before: Callable[[], None] | None = None,
                  on_error: Callable[[str, BaseException], None] | None = None) -> None:
-        self._ledger, self._contract, self._sha = ledger, contract, sha256
-        self._before, self._on_error = before, on_error
+        self._ledger, self._before, self._on_error = ledger, before, on_error
+        self._layout = _layout(ledger.region_names, contract, sha256)
+        self._numbers: dict[float, str] = {}
+        self._rendered: dict[str, tuple[list[float], str]] = {}
 
     def describe(self) -> Iterator[Metric]:
         """Names only (for the registry's duplicate check), without reading the ledger."""
-        yield from _families({}, {"warm": False, "errors": {}}, "", "")
+        for fam in self._layout:
+            yield Metric(fam.name, fam.doc, fam.kind)
 
     def collect(self) -> Iterator[Metric]:
-        """One consistent snapshot of the ledger, rendered as families; a failure is counted, not raised."""
+        """One consistent read of the ledger as families; a failure is counted, not raised."""
         try:
-            if self._before is not None:
-                self._before()
-            snap, totals = self._ledger.snapshot(), self._ledger.totals()
-            families = list(_families(snap, totals, self._contract, self._sha))
+            rows, totals = self._read()
+            families = []
+            for fam in self._layout:
+                metric = Metric(fam.name, fam.doc, fam.kind)
+                metric.samples = [Sample(n, labels, v) for (n, labels), v in zip(fam.series, fam.values(rows, totals))]
+                families.append(metric)
         except Exception as exc:  # never break the scrape endpoint
-            if self._on_error is not None:
-                self._on_error("export", exc)
+            self._failed(exc)
             return
         yield from families
 
+    def text(self) -> str:
+        """This collector's families in the text format (what `generate_latest` writes for them); "" on failure."""
+        try:
+            rows, totals = self._read()
+            return "".join([self._render(fam, fam.values(rows, totals)) for fam in self._layout])
+        except Exception as exc:  # as collect(): the endpoint still answers, without our families
+            self._failed(exc)
+            return ""
 
-def _families(snap: dict[str, dict[str, Any]], totals: dict[str, Any], contract: str, sha: str) -> Iterator[Metric]:
-    yield from _counters(snap)
-    yield _histogram(snap)
-    yield from _gauges(snap)
-    errors = CounterMetricFamily(PREFIX + "monitor_errors", "Internal errors of the monitor, by kind.", labels=["kind"])
-    for kind in ERROR_KINDS:
-        errors.add_metric([kind], totals["errors"].get(kind, 0))
-    yield errors
-    yield GaugeMetricFamily(PREFIX + "warm", "1 once the engine declared itself warm (mark_warm()).",
-                            value=1 if totals["warm"] else 0)
-    info = GaugeMetricFamily(PREFIX + "contract_info", "The contract this process enforces (always 1).",
-                             labels=["contract", "contract_sha256"])
-    if contract:
-        info.add_metric([contract, sha], 1)
-    yield info
+    def exposition(self, registry: CollectorRegistry) -> bytes | None:
+        """`generate_latest(registry)`, fast, when the registry holds only this collector (else None)."""
+        collectors = getattr(registry, "_collector_to_names", None)  # prometheus_client internal; absent: no fast path
+        if collectors is None or list(collectors) != [self]:
+            return None
+        info = registry.get_target_info()
+        head = generate_latest(CollectorRegistry(target_info=info)) if info else b""
+        return head + self.text().encode()
 
+    def _render(self, fam: _Family, values: list[float]) -> str:
+        """A family's text; reused as is while its values are unchanged (the steady state after warm-up)."""
+        last = self._rendered.get(fam.name)
+        if last is not None and last[0] == values:
+            return last[1]
+        text = fam.header + "".join(map(str.__add__, fam.prefixes, map(self._number, values)))
+        self._rendered[fam.name] = (values, text)  # one tuple swap: concurrent scrapes see old or new, both whole
+        return text
 
-def _counters(snap: dict[str, dict[str, Any]]) -> Iterator[Metric]:
-    compiles = CounterMetricFamily(PREFIX + "compiles", "Dynamo compiles (first compiles and recompiles) of the "
-                                   "region's frames.", labels=["region"])
-    recompiles = CounterMetricFamily(PREFIX + "recompiles", "Recompiles of a region instance, by guard-failure "
-                                     "category.", labels=["region", "reason"])
-    breaks = CounterMetricFamily(PREFIX + "graph_breaks", "Graph breaks in the region's compiles.", labels=["region"])
-    cache = CounterMetricFamily(PREFIX + "cache_lookups", "FX-graph and AOTAutograd cache lookups during the "
-                                "region's compiles.", labels=["region", "cache", "result"])
-    limits = CounterMetricFamily(PREFIX + "recompile_limit_hits", "Dynamo recompile_limit hits: the frame now runs "
-                                 "eager for new inputs, silently.", labels=["region"])
-    for region, s in snap.items():
-        compiles.add_metric([region], s["compiles"])
-        breaks.add_metric([region], s["graph_breaks"])
-        limits.add_metric([region], s["recompile_limit_hits"])
-        for reason in CATEGORIES:
-            recompiles.add_metric([region, reason], s["recompiles_by_reason"].get(reason, 0))
-        for c in CACHES:
-            for result in ("hit", "miss"):
-                cache.add_metric([region, c, result], s["cache"][c][result])
-    yield from (compiles, recompiles, breaks, cache, limits)
+    def _read(self) -> tuple[list[tuple], dict[str, Any]]:
+        if self._before is not None:
+            self._before()
+        return self._ledger.export()
 
+    def _number(self, value: float) -> str:
+        """floatToGoString(value) + newline, memoised (most values repeat: 0, small counts, budgets)."""
+        text = self._numbers.get(value)
+        if text is None:
+            if len(self._numbers) > 65536:
+                self._numbers.clear()
+            text = self._numbers[value] = floatToGoString(value) + "\n"
+        return text
 
-def _histogram(snap: dict[str, dict[str, Any]]) -> Metric:
-    hist = HistogramMetricFamily(PREFIX + "compile_seconds", "Duration of the region's compile events.",
-                                 labels=["region"])
-    for region, s in snap.items():
-        running, buckets = 0, []
-        for bound, n in zip(BUCKETS, s["compile_seconds_buckets"]):
-            running += n
-            buckets.append((floatToGoString(bound), running))
-        buckets.append(("+Inf", s["compile_events"]))
-        hist.add_metric([region], buckets, s["compile_seconds"])
-    return hist
-
-
-def _gauges(snap: dict[str, dict[str, Any]]) -> Iterator[Metric]:
-    specs = (("recompile_budget", "Recompiles each region instance may make after warm-up.", "recompile_budget"),
-             ("budget_recompiles", "Recompiles counted against the budget (after warm-up, max over instances).",
-              "budget_recompiles"),
-             ("graph_break_budget", "Graph breaks allowed per compile.", "graph_break_budget"),
-             ("budget_exceeded", "1 when the region exceeded a budget.", "breached"),
-             ("eager_fallback", "1 when the monitor switched the region to eager (on_breach = eager).",
-              "eager_fallback"))
-    for name, doc, key in specs:
-        g = GaugeMetricFamily(PREFIX + name, doc, labels=["region"])
-        for region, s in snap.items():
-            g.add_metric([region], float(s[key]))
-        yield g
+    def _failed(self, exc: BaseException) -> None:
+        if self._on_error is not None:
+            self._on_error("export", exc)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,11 +237,49 @@ class Server:
 
 
 def serve(registry: CollectorRegistry, *, addr: str, port: int, local_rank: int = 0,
-          certfile: str | None = None, keyfile: str | None = None) -> Server:
-    """Serve the registry on addr:port+LOCAL_RANK (0: ephemeral), HTTPS when a cert is given; OSError if taken."""
+          certfile: str | None = None, keyfile: str | None = None,
+          collector: LedgerCollector | None = None) -> Server:
+    """Serve the registry on addr:port+LOCAL_RANK (0: ephemeral), HTTPS when a cert is given; OSError if taken.
+
+    With `collector`, plain-text scrapes of a registry holding only that collector get its pre-rendered
+    exposition (same bytes as prometheus_client's); everything else is prometheus_client's own app.
+    """
     bind = port + local_rank if port else 0
     httpd, _thread = start_http_server(bind, addr=addr, registry=registry, certfile=certfile, keyfile=keyfile)
+    if collector is not None:
+        httpd.set_app(fast_app(registry, collector, httpd.get_app()))
     return Server(httpd=httpd, port=httpd.server_port)
+
+
+def fast_app(registry: CollectorRegistry, collector: LedgerCollector, standard: Callable) -> Callable:
+    """WSGI app: a GET without query whose Accept allows text 0.0.4 gets `collector.exposition()`, else `standard`."""
+    def app(environ: dict, start_response: Callable) -> list[bytes]:
+        if (environ.get("REQUEST_METHOD") == "GET" and environ.get("PATH_INFO") != "/favicon.ico"
+                and not environ.get("QUERY_STRING") and _plain_text_ok(environ.get("HTTP_ACCEPT") or "")):
+            body = collector.exposition(registry)
+            if body is not None:
+                headers = [("Content-Type", CONTENT_TYPE_PLAIN_0_0_4)]
+                if gzip_accepted(environ.get("HTTP_ACCEPT_ENCODING") or ""):
+                    body = gzip.compress(body, compresslevel=1)  # level 1: a 0.5 MB page in ~1 ms, not ~10
+                    headers.append(("Content-Encoding", "gzip"))
+                start_response("200 OK", headers)
+                return [body]
+        return standard(environ, start_response)
+    return app
+
+
+def _plain_text_ok(accept: str) -> bool:
+    """Whether the client accepts text format 0.0.4 (no Accept, `*/*`, or `text/plain` without another version)."""
+    if not accept.strip():
+        return True
+    for entry in accept.split(","):
+        parts = [p.strip() for p in entry.split(";")]
+        version = next((p.split("=", 1)[1] for p in parts[1:] if p.startswith("version=")), "0.0.4")
+        if any(p.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in parts[1:]):
+            continue
+        if parts[0] in ("*/*", "text/*") or (parts[0] == "text/plain" and version == "0.0.4"):
+            return True
+    return False
 
 
 def write_snapshot(registry: CollectorRegistry, path: str, rank: str) -> str:

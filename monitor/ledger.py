@@ -251,6 +251,17 @@ class Ledger:
         with self._lock:
             return {name: _region_dict(rs) for name, rs in self._regions.items()}
 
+    def export(self) -> tuple[list[tuple], dict[str, Any]]:
+        """One consistent read for the exporter: a flat row per region (contract order, `EXPORT_FIELDS`) + totals."""
+        with self._lock:
+            rows = [(rs.compiles, rs.graph_breaks, rs.limit_hits, *rs.by_reason.values(), *rs.cache.values(),
+                     *rs.buckets, rs.compile_events, rs.compile_seconds, rs.region.recompile_budget,
+                     rs.budget_recompiles, rs.region.graph_break_budget, 1 if rs.breaches else 0,
+                     1 if rs.eager_fallback else 0) for rs in self._regions.values()]
+            totals = {"warm": self.warm, "errors": dict(self.errors), "unattributed": self.unattributed,
+                      "resets": self.resets}
+        return rows, totals
+
     def totals(self) -> dict[str, Any]:
         """Monitor-wide values: warm flag, internal errors, unattributed compiles, resets seen."""
         with self._lock:

@@ -270,7 +270,7 @@ class Monitor:
         local_rank = int(self._env["local_rank"]) if self._env["local_rank"].isdigit() else 0
         try:
             return serve(self.registry, addr=spec.addr, port=spec.port, local_rank=local_rank, certfile=cert,
-                         keyfile=key)
+                         keyfile=key, collector=self._collector)
         except OSError as exc:
             self.ledger.error("port_in_use")
             self.log.error("metrics_port_unavailable", addr=spec.addr, port=spec.port + local_rank if spec.port else 0,

@@ -1,6 +1,8 @@
 """The exporter over real HTTP(S): series from start at 0, promtool-clean output, TLS, port in use, snapshot, push."""
 from __future__ import annotations
 
+import gzip
+import json
 import shutil
 import socket
 import ssl
@@ -10,9 +12,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, generate_latest
 
+import monitor
 from monitor.exporter import serve
+from tests.monitor.conftest import Events, bind_applied
 from tests.monitor.models import Net
 
 REGIONS = '[[region]]\nname = "blocks"\nmodule = "blocks.*"\n[[region]]\nname = "tail"\nmodule = "tail"\n'
@@ -134,10 +138,64 @@ def test_an_unreachable_pushgateway_is_counted_and_stop_returns(started):
 
 def test_a_scrape_that_fails_inside_the_collector_is_counted_not_raised(started):
     _, mon = started(REGIONS + "[monitor]\nport = 0\n", Net(), serve=True)
-    mon.ledger.snapshot = None  # a broken ledger read: the endpoint still answers
+    mon.ledger.export = None  # a broken ledger read (the one the exporter makes): the endpoint still answers
     try:
         body = scrape(f"http://127.0.0.1:{mon.port}/metrics")
     finally:
-        del mon.ledger.snapshot
+        del mon.ledger.export
     assert "torch_compile_compiles_total" not in body
     assert mon.ledger.errors["export"] == 1
+
+
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+                     "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+"""The Accept header Prometheus 2.x sends on every scrape."""
+
+
+def fetch(url: str, headers: dict[str, str]) -> tuple[str, str, bytes]:
+    request = urllib.request.Request(url, headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as resp:
+        return resp.headers["Content-Type"], resp.headers.get("Content-Encoding", ""), resp.read()
+
+
+def test_the_fast_exposition_is_byte_identical_to_prometheus_client_after_real_compiles(started):
+    net = Net()
+    _, mon = started(REGIONS, net, registry=CollectorRegistry(target_info={"rank": "0"}))
+    with torch.no_grad():
+        for _ in range(3):
+            net(torch.ones(4, 8))
+    fast = mon._collector.exposition(mon.registry)
+    assert fast == generate_latest(mon.registry)
+    assert b'torch_compile_compiles_total{region="tail"} 3.0\n' in fast
+    assert promtool_check(fast.decode()).returncode == 0
+
+
+def test_label_values_with_quotes_backslashes_and_unicode_render_exactly_as_prometheus_client(write_contract):
+    name = 'say "hi" \\ région-ü'
+    body = ('[[region]]\nname = "blocks.a:b-c"\nmodule = "blocks.*"\n[[region]]\nname = "_tail"\nmodule = "tail"\n')
+    path = write_contract(f'[contract]\nname = {json.dumps(name)}\n[defaults]\nbackend = "eager"\n' + body)
+    registry = CollectorRegistry(target_info={"rank": "0", "host": 'a"b\\c'})
+    with monitor.start(bind_applied(path, Net()), registry=registry, logger=Events(), serve=False) as mon:
+        fast = mon._collector.exposition(registry)
+        assert fast == generate_latest(registry)
+    text = fast.decode()
+    assert 'torch_compile_contract_info{contract="say \\"hi\\" \\\\ région-ü",' in text
+    assert 'torch_compile_compiles_total{region="blocks.a:b-c"} 0.0' in text
+    result = promtool_check(text)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_prometheus_scrapes_get_the_fast_text_gzip_included_and_openmetrics_only_clients_the_standard_app(started):
+    _, mon = started(REGIONS + "[monitor]\nport = 0\n", Net(), serve=True)
+    url = f"http://127.0.0.1:{mon.port}/metrics"
+    ctype, encoding, raw = fetch(url, {"Accept": PROMETHEUS_ACCEPT, "Accept-Encoding": "gzip"})
+    assert ctype == "text/plain; version=0.0.4; charset=utf-8" and encoding == "gzip"
+    text = gzip.decompress(raw)
+    assert text == generate_latest(mon.registry)
+    result = promtool_check(text.decode())
+    assert result.returncode == 0, result.stdout + result.stderr
+    ctype, _, raw = fetch(url, {"Accept": "application/openmetrics-text;version=1.0.0"})
+    assert ctype.startswith("application/openmetrics-text") and raw.rstrip().endswith(b"# EOF")
+    assert b'torch_compile_compiles_total{region="tail"} 0' in raw
+    _, _, raw = fetch(url + "?name[]=torch_compile_warm", {})
+    assert raw.splitlines()[-1] == b"torch_compile_warm 0.0"

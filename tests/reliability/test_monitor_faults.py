@@ -566,3 +566,35 @@ def test_inductor_cache_dir_deleted_then_unusable_mid_run_never_breaks_the_monit
     assert snap["recompiles_by_reason"]["shape"] == 3
     assert mon.ledger.totals()["errors"] == dict.fromkeys(mon.ledger.totals()["errors"], 0)
     TALLY["compiles"] += 4
+
+
+@pytest.mark.slow
+def test_a_full_cache_filesystem_fails_torchs_compile_not_the_monitor_and_doctor_reports_it(start, tmpfs, tmp_path,
+                                                                                             monkeypatch):
+    disk = tmpfs("size=2m")
+    cache = disk / "inductor"
+    cache.mkdir()
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(cache))
+    model = Tower(1)
+    mon = start(regions(1, 'backend = "inductor"\n') + "[cache]\nmin_free_gib = 0\nmin_free_inodes = 0\n", model)
+    with open(disk / "filler", "wb", buffering=0) as fh:  # the disk fills up mid-run
+        try:
+            while True:
+                fh.write(b"\0" * 4096)
+        except OSError:
+            pass
+    with pytest.raises(Exception, match="No space left on device") as err:
+        sizes(model, [1])  # torch's own failure: Inductor cannot write its cache (doctor's CC206 exists for this)
+    assert type(err.value).__name__ in ("InductorError", "BackendCompilerFailed")
+    TALLY["faults_injected"] += 1
+    (tmp_path / "job.toml").write_text(f'[contract]\nname = "full"\n[cache]\ndir = "{cache}"\nmin_free_gib = 0.001\n')
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
+    proc = subprocess.run([sys.executable, "-m", "contract.cli", "doctor", str(tmp_path / "job.toml")], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "CC206" in proc.stdout, proc.stdout + proc.stderr
+    (disk / "filler").unlink()
+    outs = sizes(model, [1])  # space is back: the job compiles, the monitor counted both attempts
+    assert torch.allclose(outs[0], eager_reference(1, [1])[0])
+    assert mon.snapshot()["b0"]["compiles"] == 2
+    assert mon.ledger.totals()["errors"] == dict.fromkeys(mon.ledger.totals()["errors"], 0)
+    TALLY["compiles"] += 2

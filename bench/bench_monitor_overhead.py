@@ -110,7 +110,8 @@ ATTRIBUTION = ("start_hook", "stack", "target", "deltas", "ledger")
 target), the counter deltas, and recording it in the ledger."""
 
 
-def attribution_cost(args: argparse.Namespace, tmp: Path, defer_gc: bool) -> dict[str, list[float]]:
+def attribution_cost(args: argparse.Namespace, tmp: Path, defer_gc: bool,
+                     part_timers: bool = True) -> dict[str, list[float]]:
     """Per compile event (every one a recompile via a changing int): full hooks and their parts, in microseconds."""
     class Hazard(nn.Module):
         def __init__(self) -> None:
@@ -128,14 +129,8 @@ def attribution_cost(args: argparse.Namespace, tmp: Path, defer_gc: bool) -> dic
     apply(binding)
     mon = monitor.start(binding, registry=CollectorRegistry(), logger=Null(), serve=False)
     parts = Parts()
-    stack = mon._stack
-    stack.compiled_callable = parts.wrap("stack", stack.compiled_callable)
-    stack.compile_frame = parts.wrap("reason", stack.compile_frame)
-    mon._target_of = parts.wrap("target", mon._target_of)
-    mon._deltas = parts.wrap("deltas", mon._deltas)
-    mon.ledger.record_compile = parts.wrap("ledger", mon.ledger.record_compile)
-    mon._reason = parts.wrap("reason", mon._reason)
-    mon._after = parts.wrap("log_and_act", mon._after)
+    if part_timers:
+        _time_parts(mon, parts)
     start, end = mon._start_cb, mon._end_cb
     start_timed = parts.wrap("start_hook", start)
     end_timed = parts.wrap("end_hook", end)
@@ -163,11 +158,23 @@ def attribution_cost(args: argparse.Namespace, tmp: Path, defer_gc: bool) -> dic
             model(torch.randn(2, 16))
     callback_handler.start_callbacks[s_i], callback_handler.end_callbacks[e_i] = start, end
     mon.stop()
-    events = [e for e in parts.events[1:] if "ledger" in e]  # the first compile learns the stack layout
+    events = parts.events[1:]  # the first compile learns the stack layout
     out = {name: [e.get(name, 0) / 1e3 for e in events] for name in (*ATTRIBUTION, "reason", "log_and_act")}
     out["attribution"] = [sum(e.get(n, 0) for n in ATTRIBUTION) / 1e3 for e in events]
     out["full"] = [(e["start_hook"] + e["end_hook"]) / 1e3 for e in events]
     return out
+
+
+def _time_parts(mon: object, parts: Parts) -> None:
+    """Timers around each part of the end hook (each adds a call of its own: the parts sum above the bare hook)."""
+    stack = mon._stack
+    stack.compiled_callable = parts.wrap("stack", stack.compiled_callable)
+    stack.compile_frame = parts.wrap("reason", stack.compile_frame)
+    mon._target_of = parts.wrap("target", mon._target_of)
+    mon._deltas = parts.wrap("deltas", mon._deltas)
+    mon.ledger.record_compile = parts.wrap("ledger", mon.ledger.record_compile)
+    mon._reason = parts.wrap("reason", mon._reason)
+    mon._after = parts.wrap("log_and_act", mon._after)
 
 
 def _fmt(values: list[float]) -> str:
@@ -188,6 +195,8 @@ def main() -> int:
         ratio, us_on, us_off = step_ratio(args, Path(tmp))
         cost = attribution_cost(args, Path(tmp), defer_gc=False)
         torch._dynamo.reset()
+        bare = attribution_cost(args, Path(tmp), defer_gc=False, part_timers=False)
+        torch._dynamo.reset()
         cost_ng = attribution_cost(args, Path(tmp), defer_gc=True)
     print(f"command: python bench/bench_monitor_overhead.py {' '.join(sys.argv[1:])}".rstrip())
     print(f"torch {torch.__version__}, device {args.device}, backend {args.backend}")
@@ -200,6 +209,8 @@ def main() -> int:
           f"\n    {_fmt(cost['full'])}  -> {_verdict(cost['full'])}")
     for name in (*ATTRIBUTION, "reason", "log_and_act"):
         print(f"    part {name:12s} {_fmt(cost[name])}")
+    print(f"  full hooks again, no part timers inside (the bare cost; timers add a call per part):\n"
+          f"    {_fmt(bare['full'])}  -> {_verdict(bare['full'])}")
     print(f"  same run again with GC pauses owed to the compile deferred past our hooks:\n"
           f"    attribution {_fmt(cost_ng['attribution'])}\n    full hooks  {_fmt(cost_ng['full'])}")
     return 0

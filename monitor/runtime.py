@@ -57,6 +57,8 @@ class Monitor:
         self._breaks_seen = (_dynamo.graph_break_total(self._counters), _dynamo.graph_break_counts(self._counters))
         self._cache_seen = _dynamo.cache_totals(self._counters)
         self._errors_logged: set[str] = set()
+        self._hook_faults: dict[int, BaseException | None] = {}
+        """Per thread inside a hook: its first fault (a raising logger included), counted once when the hook ends."""
         self._stopped = False
         self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
         if not self.registry.get_target_info():
@@ -71,8 +73,8 @@ class Monitor:
         _dynamo.limit_logger().addHandler(self._limit)
         self.server: Server | None = self._serve() if serve else None
         atexit.register(self.stop)
-        self.log.info("monitor_started", contract=binding.contract.name, regions=len(binding.regions),
-                      port=self.port)
+        self._say("info", "monitor_started", contract=binding.contract.name, regions=len(binding.regions),
+                  port=self.port)
 
     # -- public handle ---------------------------------------------------------------------------------------
     @property
@@ -84,7 +86,7 @@ class Monitor:
         """Warm-up is over: every later recompile counts against its region's budget."""
         self.ensure_hooks()
         self.ledger.mark_warm()
-        self.log.info("monitor_warm")
+        self._say("info", "monitor_warm")
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """Per region plain data with stable keys: compiles, recompiles, graph_breaks, breached, eager_fallback..."""
@@ -95,7 +97,7 @@ class Monitor:
         """Re-register callbacks something removed (a reset path that bypassed `clear()`)."""
         if not self._stopped and _dynamo.ensure(self._start_cb, self._end_cb):
             self._on_reset()
-            self.log.warning("monitor_hooks_reregistered")
+            self._say("warning", "monitor_hooks_reregistered")
 
     def stop(self) -> None:
         """Unhook, write the final snapshot / push if configured, close the server (idempotent)."""
@@ -108,7 +110,7 @@ class Monitor:
         self._final_export()
         if self.server is not None:
             self.server.close()
-        self.log.info("monitor_stopped", summary=_summary(self.ledger.snapshot()))
+        self._say("info", "monitor_stopped", summary=_summary(self.ledger.snapshot()))
 
     def __enter__(self) -> "Monitor":
         return self
@@ -120,11 +122,36 @@ class Monitor:
     def _guard(self, fn: Callable[..., None]) -> Callable[..., None]:
         """Wrap a hook so an exception is counted and logged once, never raised into the user's step."""
         def hook(*args: Any) -> None:
-            try:
-                fn(*args)
-            except Exception as exc:
-                self._error("hook", exc)
+            self._run_hook(fn, *args)
         return hook
+
+    def _run_hook(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run hook code; its faults (an exception, any number of failed log lines) count as ONE hook error."""
+        tid = get_ident()
+        outer = tid not in self._hook_faults
+        if outer:
+            self._hook_faults[tid] = None
+        try:
+            fn(*args)
+        except Exception as exc:
+            if self._hook_faults.get(tid) is None:
+                self._hook_faults[tid] = exc
+        finally:
+            fault = self._hook_faults.pop(tid, None) if outer else None
+            if fault is not None:
+                self._error("hook", fault)
+
+    def _say(self, level: str, event: str, **fields: Any) -> None:
+        """Emit one log event; never raises: a failing logger is a fault of the running hook, else of `export`."""
+        try:
+            getattr(self.log, level)(event, **fields)
+        except Exception as exc:
+            tid = get_ident()
+            if tid in self._hook_faults:
+                if self._hook_faults[tid] is None:
+                    self._hook_faults[tid] = exc
+            else:
+                self._error("export", exc)
 
     def _on_start(self, args: Any) -> None:
         """Start callback: only the clock (attribution waits for the end, when the compile id is final)."""
@@ -134,27 +161,28 @@ class Monitor:
             self._error("hook", exc)
 
     def _on_end(self, args: Any) -> None:
-        """End callback: attribute, record in the ledger, then (recompiles only) read the reason; log; act."""
-        try:
-            start = self._inflight.pop(get_ident(), None)
-            seconds = self._clock() - start if start is not None else 0.0
-            if not _dynamo.is_dynamo(args):
-                return self._on_aux(args, seconds)
-            fn = self._stack.compiled_callable()
-            target = self._target_of(fn) if fn is not None else None
-            breaks, cache = self._deltas()
-            if target is None:
-                return self.ledger.unattributed_compile()
-            cid = _dynamo.compile_id(args)
-            n_breaks = sum(breaks.values()) if breaks else 0
-            out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, n_breaks, cache)
-            reason = category = None
-            if out.recompile:
-                frame = self._stack.compile_frame()
-                reason, category = self._reason(target, _dynamo.reasons_of(frame) if frame is not None else [])
-            self._after(target, cid, seconds, out, reason, category, breaks, cache)
-        except Exception as exc:
-            self._error("hook", exc)
+        """End callback (guarded: a fault is counted once, never raised into Dynamo)."""
+        self._run_hook(self._end, args)
+
+    def _end(self, args: Any) -> None:
+        """Attribute, record in the ledger, then (recompiles only) read the reason; log; act."""
+        start = self._inflight.pop(get_ident(), None)
+        seconds = self._clock() - start if start is not None else 0.0
+        if not _dynamo.is_dynamo(args):
+            return self._on_aux(args, seconds)
+        fn = self._stack.compiled_callable()
+        target = self._target_of(fn) if fn is not None else None
+        breaks, cache = self._deltas()
+        if target is None:
+            return self.ledger.unattributed_compile()
+        cid = _dynamo.compile_id(args)
+        n_breaks = sum(breaks.values()) if breaks else 0
+        out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, n_breaks, cache)
+        reason = category = None
+        if out.recompile:
+            frame = self._stack.compile_frame()
+            reason, category = self._reason(target, _dynamo.reasons_of(frame) if frame is not None else [])
+        self._after(target, cid, seconds, out, reason, category, breaks, cache)
 
     def _on_aux(self, args: Any, seconds: float) -> None:
         """Lazy backward / CUDA-graph recording: charged to the region instance that compiled that id."""
@@ -209,14 +237,14 @@ class Monitor:
         """Log lines (the per-compile info line only when that level is on) and the breach action."""
         if self._info_on is None or self._info_on(logging.INFO):
             hits = {f"{c}_{r}": n for (c, r), n in cache.items() if n} if cache else {}
-            self.log.info("compile", region=target.region, module=target.path or "<root>", method=target.method,
-                          compile_id=cid, seconds=seconds, recompile=out.recompile, **hits)
+            self._say("info", "compile", region=target.region, module=target.path or "<root>", method=target.method,
+                      compile_id=cid, seconds=seconds, recompile=out.recompile, **hits)
         if out.recompile:
             budget = self.binding.regions[target.region].region.recompile_budget
-            self.log.warning("recompile", region=target.region, module=target.path or "<root>", reason=category,
-                             guard=reason, count=out.count, budget=budget, counted=out.counted)
+            self._say("warning", "recompile", region=target.region, module=target.path or "<root>", reason=category,
+                      guard=reason, count=out.count, budget=budget, counted=out.counted)
         for text, n in breaks.items():
-            self.log.warning("graph_break", region=target.region, compile_id=cid, reason=short(text, 200), count=n)
+            self._say("warning", "graph_break", region=target.region, compile_id=cid, reason=short(text, 200), count=n)
         if out.breach is not None:
             self._breach(target.region, out, sum(breaks.values()))
 
@@ -231,8 +259,8 @@ class Monitor:
         error = RecompileBudgetExceeded(region, count, budget, last, out.breach or "")
         action = act(self.binding, region, settings.on_breach, error) if out.first_breach else "already_taken"
         self.ledger.set_action(region, eager=action == "eager", fail=action == "fail")
-        self.log.error("budget_exceeded", region=region, budget_kind=out.breach, count=count, budget=budget,
-                       action=action, last_reasons=list(last[-3:]))
+        self._say("error", "budget_exceeded", region=region, budget_kind=out.breach, count=count, budget=budget,
+                  action=action, last_reasons=list(last[-3:]))
 
     def _on_limit_hit(self, record: logging.LogRecord) -> None:
         target = self._attribute()
@@ -240,15 +268,15 @@ class Monitor:
             return
         reason = short(_dynamo.limit_hit_reason(record))
         self.ledger.record_limit_hit(target.region, reason)
-        self.log.error("recompile_limit_hit", region=target.region, module=target.path or "<root>",
-                       method=target.method, last_reason=reason,
-                       effect="Dynamo runs this frame eager for new inputs from now on")
+        self._say("error", "recompile_limit_hit", region=target.region, module=target.path or "<root>",
+                  method=target.method, last_reason=reason,
+                  effect="Dynamo runs this frame eager for new inputs from now on")
 
     def _on_reset(self) -> None:
         self._inflight.clear()
         self._breaks_seen = (_dynamo.graph_break_total(self._counters), _dynamo.graph_break_counts(self._counters))
         self.ledger.on_reset()
-        self.log.info("dynamo_reset_seen")
+        self._say("info", "dynamo_reset_seen")
 
     def _error(self, kind: str, exc: BaseException) -> None:
         """Count an internal error; log the first one of each kind."""
@@ -273,8 +301,8 @@ class Monitor:
                          keyfile=key, collector=self._collector)
         except OSError as exc:
             self.ledger.error("port_in_use")
-            self.log.error("metrics_port_unavailable", addr=spec.addr, port=spec.port + local_rank if spec.port else 0,
-                           error=exc.strerror or str(exc), effect="training goes on without a metrics endpoint")
+            self._say("error", "metrics_port_unavailable", addr=spec.addr,
+                      port=spec.port + local_rank if spec.port else 0, error=exc.strerror or str(exc), effect="training goes on without a metrics endpoint")
             return None
 
     def _final_export(self) -> None:
@@ -283,7 +311,7 @@ class Monitor:
             try:
                 path = write_snapshot(self.registry, str(self.binding.contract.resolve_path(spec.snapshot_path)),
                                       self._env["rank"])
-                self.log.info("metrics_snapshot_written", path=path)
+                self._say("info", "metrics_snapshot_written", path=path)
             except Exception as exc:
                 self._error("snapshot", exc)
         if spec.pushgateway:

@@ -297,3 +297,111 @@ def limit_hit_reason(record: logging.LogRecord) -> str | None:
 def limit_logger() -> logging.Logger:
     """The logger to attach the recompile-limit handler to."""
     return logging.getLogger(LIMIT_LOGGER)
+
+
+# -- frames Dynamo gave up on (they run eager, silently) ------------------------------------------------------------
+# A frame Dynamo cannot compile at all (torch 2.13: any graph break inside a Python loop -> "graph break in loop";
+# other `Unsupported` skips) fires the normal start/end callbacks but no graph-break counter increment; the only
+# trace is `fail_type`/`fail_reason` on that compile's `CompilationMetrics` record. The end callback runs before the
+# record exists (both versions), so records are read lazily from `get_compilation_metrics()` (a bounded deque, not
+# cleared by `reset()`), only those appended since the previous read, matched by the compile ids we attributed.
+# Why not a handler on logger `torch._utils_internal`: it logs at INFO, so receiving it means lowering a torch
+# logger's level, which makes torch's own handler print every record. Verified on torch 2.13 and 2.11.
+_LIMIT_FAIL = "Dynamo recompile limit exceeded"
+"""`fail_reason` prefix of a recompile-limit refusal (reported by the limit warning, not here)."""
+PENDING = 256
+"""Compile ids awaiting their metrics record (oldest dropped first; the record follows within one compile)."""
+
+
+class SkippedFrames:
+    """Matches compiles we attributed with their metrics records; reports those Dynamo gave up on (ran eager)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[str, Any] = {}
+        self._last: Any = _newest_record()
+
+    def expect(self, compile_id: str, token: Any) -> None:
+        """Remember an attributed compile; `token` comes back from `collect()` if its frame was skipped."""
+        with self._lock:
+            self._pending[compile_id] = token
+            if len(self._pending) > PENDING:
+                del self._pending[next(iter(self._pending))]
+
+    def collect(self) -> list[tuple[Any, str, str]]:
+        """(token, fail_type, fail_reason) of pending compiles whose record says the frame runs eager."""
+        with self._lock:
+            fresh = self._fresh_records()
+            if not self._pending:
+                return []
+            found = []
+            for rec in fresh:
+                token = self._pending.pop(str(getattr(rec, "compile_id", "")), None)
+                if token is not None and getattr(rec, "is_forward", True) is not False and _ran_eager(rec):
+                    found.append((token, str(rec.fail_type), str(getattr(rec, "fail_reason", "") or "")))
+            return found
+
+    def forget(self) -> None:
+        """After `torch._dynamo.reset()`: compile ids restart, pending ones can never be matched."""
+        with self._lock:
+            self._pending.clear()
+
+    def _fresh_records(self) -> list[Any]:
+        """Records appended since the previous call, oldest first (identity of the newest one marks the spot)."""
+        records = _records()
+        if not records or records[-1] is self._last:
+            return []
+        last, fresh = self._last, []
+        for rec in reversed(records):
+            if rec is last:
+                break
+            fresh.append(rec)
+        self._last = records[-1]
+        fresh.reverse()
+        return fresh
+
+
+def _records() -> list[Any]:
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+
+        return get_compilation_metrics()
+    except Exception:  # a renamed internal: nothing to report
+        return []
+
+
+def _newest_record() -> Any:
+    records = _records()
+    return records[-1] if records else None
+
+
+def _ran_eager(rec: Any) -> bool:
+    """Dynamo fell back to eager for this frame: a soft failure (Unsupported/UserError) or a suppressed error."""
+    fail_type = getattr(rec, "fail_type", None)
+    if not fail_type or getattr(rec, "has_guarded_code", False):
+        return False
+    if str(getattr(rec, "fail_reason", "") or "").startswith(_LIMIT_FAIL):
+        return False
+    try:
+        import torch._dynamo.config as dynamo_config
+        from torch._dynamo import exc
+
+        soft = tuple(c for c in (getattr(exc, "Unsupported", None), getattr(exc, "UserError", None)) if c)
+        cls = getattr(exc, str(fail_type).rsplit(".", 1)[-1], None)
+        return (isinstance(cls, type) and issubclass(cls, soft)) or bool(getattr(dynamo_config, "suppress_errors", 0))
+    except Exception:
+        return fail_type in ("Unsupported", "UserError")
+
+
+_CHAINED = "another graph break occurred"
+
+
+def skip_reason(fail_reason: str) -> str:
+    """First line of a skip's `fail_reason`, plus the first line of the break that made Dynamo skip the frame."""
+    lines = [line.strip() for line in fail_reason[:20_000].splitlines()]
+    head = next((line for line in lines if line), "")
+    for i, line in enumerate(lines):
+        if _CHAINED in line:
+            cause = next((nxt for nxt in lines[i + 1:] if nxt), "")
+            return f"{head} -> {cause}" if cause else head
+    return head

@@ -48,6 +48,8 @@ class RegionStats:
     recompiles: int = 0
     by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     graph_breaks: int = 0
+    skipped_frames: int = 0
+    """Compiles Dynamo gave up on (the frame runs eager); each is also one of `graph_breaks`."""
     compile_seconds: float = 0.0
     compile_events: int = 0
     buckets: list[int] = field(default_factory=lambda: [0] * len(BUCKETS))
@@ -129,6 +131,19 @@ class Ledger:
             breach = self._breach(rs, inst, graph_breaks)
             return Outcome(recompile, counted, inst.budget_recompiles, breach,
                            breach is not None and len(rs.breaches) == 1)
+
+    def record_skipped_frame(self, region: str, breaks_counted: int) -> Outcome:
+        """A compile whose frame Dynamo skipped (runs eager): one graph break unless its counter delta had some."""
+        with self._lock:
+            rs = self._regions[region]
+            rs.skipped_frames += 1
+            if not breaks_counted:
+                rs.graph_breaks += 1
+            breach = None
+            if max(breaks_counted, 1) > rs.region.graph_break_budget and "graph_break_budget" not in rs.breaches:
+                rs.breaches.append("graph_break_budget")
+                breach = "graph_break_budget"
+            return Outcome(False, False, 0, breach, breach is not None and len(rs.breaches) == 1)
 
     def record_reason(self, region: str, category: str, reason: str | None) -> None:
         """The guard-failure category (metric label) and bounded text of a recompile `record_compile` reported."""
@@ -273,6 +288,7 @@ def _region_dict(rs: RegionStats) -> dict[str, Any]:
     r = rs.region
     return {
         "compiles": rs.compiles, "recompiles": rs.recompiles, "graph_breaks": rs.graph_breaks,
+        "skipped_frames": rs.skipped_frames,
         "breached": bool(rs.breaches), "eager_fallback": rs.eager_fallback,
         "compile_seconds": rs.compile_seconds, "budget_recompiles": rs.budget_recompiles,
         "recompile_budget": r.recompile_budget, "graph_break_budget": r.graph_break_budget,

@@ -60,11 +60,12 @@ class Monitor:
         self._hook_faults: dict[int, BaseException | None] = {}
         """Per thread inside a hook: its first fault (a raising logger included), counted once when the hook ends."""
         self._stopped = False
+        self._skipped = _dynamo.SkippedFrames()
         self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
         if not self.registry.get_target_info():
             self.registry.set_target_info(self._env)
         self._collector = LedgerCollector(self.ledger, contract=binding.contract.name,
-                                          sha256=binding.contract.sha256, before=self.ensure_hooks,
+                                          sha256=binding.contract.sha256, before=self._refresh,
                                           on_error=self._error)
         self.registry.register(self._collector)
         self._limit = _LimitHandler(self._guard(self._on_limit_hit))
@@ -90,7 +91,7 @@ class Monitor:
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """Per region plain data with stable keys: compiles, recompiles, graph_breaks, breached, eager_fallback..."""
-        self.ensure_hooks()
+        self._refresh()
         return self.ledger.snapshot()
 
     def ensure_hooks(self) -> None:
@@ -99,10 +100,16 @@ class Monitor:
             self._on_reset()
             self._say("warning", "monitor_hooks_reregistered")
 
+    def _refresh(self) -> None:
+        """Before any read of the ledger: hooks still registered, skipped frames of past compiles counted."""
+        self.ensure_hooks()
+        self._run_hook(self._check_skipped)
+
     def stop(self) -> None:
         """Unhook, write the final snapshot / push if configured, close the server (idempotent)."""
         if self._stopped:
             return
+        self._run_hook(self._check_skipped)
         self._stopped = True
         atexit.unregister(self.stop)
         _dynamo.unregister(self._start_cb, self._end_cb)
@@ -168,6 +175,7 @@ class Monitor:
         """Attribute, record in the ledger, then (recompiles only) read the reason; log; act."""
         start = self._inflight.pop(get_ident(), None)
         seconds = self._clock() - start if start is not None else 0.0
+        self._check_skipped()  # the previous compile's metrics record exists by now
         if not _dynamo.is_dynamo(args):
             return self._on_aux(args, seconds)
         fn = self._stack.compiled_callable()
@@ -178,6 +186,8 @@ class Monitor:
         cid = _dynamo.compile_id(args)
         n_breaks = sum(breaks.values()) if breaks else 0
         out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, n_breaks, cache)
+        if not self.binding.regions[target.region].region.fullgraph:  # fullgraph raises: not a silent eager frame
+            self._skipped.expect(cid, (target, cid, n_breaks))
         reason = category = None
         if out.recompile:
             frame = self._stack.compile_frame()
@@ -262,6 +272,16 @@ class Monitor:
         self._say("error", "budget_exceeded", region=region, budget_kind=out.breach, count=count, budget=budget,
                   action=action, last_reasons=list(last[-3:]))
 
+    def _check_skipped(self) -> None:
+        """Compiles whose frame Dynamo gave up on (it runs eager): a graph break of the region, logged, budgeted."""
+        for (target, cid, n_breaks), fail_type, fail_reason in self._skipped.collect():
+            out = self.ledger.record_skipped_frame(target.region, n_breaks)
+            self._say("warning", "graph_break", region=target.region, compile_id=cid, skipped_frame=True,
+                      fail_type=fail_type, reason=short(_dynamo.skip_reason(fail_reason), 200),
+                      count=0 if n_breaks else 1, effect="Dynamo skipped this frame: it runs eager")
+            if out.breach is not None:
+                self._breach(target.region, out, max(n_breaks, 1))
+
     def _on_limit_hit(self, record: logging.LogRecord) -> None:
         target = self._attribute()
         if target is None:
@@ -273,6 +293,8 @@ class Monitor:
                   effect="Dynamo runs this frame eager for new inputs from now on")
 
     def _on_reset(self) -> None:
+        self._check_skipped()  # records of compiles before the reset are still there; their ids restart now
+        self._skipped.forget()
         self._inflight.clear()
         self._breaks_seen = (_dynamo.graph_break_total(self._counters), _dynamo.graph_break_counts(self._counters))
         self.ledger.on_reset()

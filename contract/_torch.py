@@ -206,6 +206,37 @@ def graph_break_counts() -> dict[str, int]:
     return dict(counters.get("graph_break", {}))
 
 
+def newest_compile_record() -> Any:
+    """The latest compilation-metrics record (a marker: records after it belong to the probe's run)."""
+    from torch._dynamo.utils import get_compilation_metrics
+
+    records = get_compilation_metrics()
+    return records[-1] if records else None
+
+
+def skipped_frames(since: Any) -> dict[str, str]:
+    """compile_id -> fail_reason of compiles after `since` whose frame Dynamo gave up on (it runs eager).
+
+    A frame Dynamo cannot compile at all (torch 2.13: a graph break inside a loop) increments no graph-break
+    counter; only its metrics record says so (`fail_type` Unsupported/UserError, no guarded code). The deque is
+    bounded (64) and survives `reset()`, hence the marker. Same fields on torch 2.11 and 2.13.
+    """
+    from torch._dynamo import exc
+    from torch._dynamo.utils import get_compilation_metrics
+
+    records = get_compilation_metrics()
+    start = next((i + 1 for i in range(len(records) - 1, -1, -1) if records[i] is since), 0)
+    soft = (exc.Unsupported, exc.UserError)
+    out = {}
+    for rec in records[start:]:
+        cls = getattr(exc, str(rec.fail_type or ""), None)
+        reason = str(rec.fail_reason or "")
+        if (isinstance(cls, type) and issubclass(cls, soft) and not rec.has_guarded_code
+                and not reason.startswith("Dynamo recompile limit exceeded")):
+            out[str(rec.compile_id)] = reason
+    return out
+
+
 def dynamo_config() -> dict[str, Any]:
     """Snapshot of `torch._dynamo.config`, restored by `restore_dynamo`."""
     import torch._dynamo

@@ -107,10 +107,12 @@ def probe(contract: Contract, model: nn.Module, step: Callable[[nn.Module, int],
     recorder = _Recorder(binding)
     logger = logging.getLogger(_torch.LIMIT_LOGGER)
     torch._dynamo.reset()
+    marker = _torch.newest_compile_record()
     _torch.add_compile_callbacks(recorder.start, recorder.end)
     logger.addHandler(recorder)
     try:
         _apply_and_run(recorder.result, binding, model, step, steps)
+        _count_skipped(recorder.result, _torch.skipped_frames(marker))
         recorder.result.hooks_added = _new_hooks(binding, hooks)
     finally:
         logger.removeHandler(recorder)
@@ -135,6 +137,14 @@ def _apply_and_run(result: ProbeResult, binding: Binding, model: nn.Module, step
             result.error = f"step {i} raised {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
             return
         result.steps = i + 1
+
+
+def _count_skipped(result: ProbeResult, skipped: dict[str, str]) -> None:
+    """A frame Dynamo gave up on (runs eager, no break counted) is a graph break of its compile."""
+    for c in result.compiles:
+        if c.compile_id in skipped and not c.breaks:
+            head = next((line.strip() for line in skipped[c.compile_id].splitlines() if line.strip()), "")
+            c.breaks = {f"frame skipped, runs eager: {head}": 1}
 
 
 def _hook_ids(binding: Binding) -> dict[tuple[str, str], set[int]]:

@@ -16,10 +16,13 @@ from monitor.exporter import LedgerCollector, Server, push, rank_info, serve, wr
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.reasons import categorize, short
+from monitor.sigterm import SigtermExport
 
 
 TARGET_CACHE = 4096
 """Compiled callables remembered with their contract target (the attribution cache)."""
+SIGTERM_EXPORT_S = 5.0
+"""Longest wait for the final snapshot when SIGTERM arrives (plus the push timeout when pushing)."""
 _NO_BREAKS: dict[str, int] = {}
 """Shared empty result of `_deltas` (read only): no allocation when a compile had no graph break."""
 
@@ -74,6 +77,7 @@ class Monitor:
         _dynamo.limit_logger().addHandler(self._limit)
         self.server: Server | None = self._serve() if serve else None
         atexit.register(self.stop)
+        self._sigterm = self._on_sigterm()
         self._say("info", "monitor_started", contract=binding.contract.name, regions=len(binding.regions),
                   port=self.port)
 
@@ -112,6 +116,8 @@ class Monitor:
         self._run_hook(self._check_skipped)
         self._stopped = True
         atexit.unregister(self.stop)
+        if self._sigterm is not None:
+            self._sigterm.uninstall()
         _dynamo.unregister(self._start_cb, self._end_cb)
         _dynamo.limit_logger().removeHandler(self._limit)
         self._final_export()
@@ -325,6 +331,19 @@ class Monitor:
             self.ledger.error("port_in_use")
             self._say("error", "metrics_port_unavailable", addr=spec.addr,
                       port=spec.port + local_rank if spec.port else 0, error=exc.strerror or str(exc), effect="training goes on without a metrics endpoint")
+            return None
+
+    def _on_sigterm(self) -> SigtermExport | None:
+        """Final snapshot/push on SIGTERM too (the default action skips atexit); only when there is one to write."""
+        spec = self.binding.contract.monitor
+        if not (spec.snapshot_path or spec.pushgateway):
+            return None
+        timeout = SIGTERM_EXPORT_S + (spec.push_timeout_s if spec.pushgateway else 0.0)
+        handler = SigtermExport(self._final_export, timeout, on_error=lambda exc: self._error("snapshot", exc))
+        try:
+            return handler if handler.install() else None
+        except Exception as exc:  # a platform without SIGTERM: atexit still writes it
+            self._error("snapshot", exc)
             return None
 
     def _final_export(self) -> None:

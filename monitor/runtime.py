@@ -330,7 +330,8 @@ class Monitor:
         except OSError as exc:
             self.ledger.error("port_in_use")
             self._say("error", "metrics_port_unavailable", addr=spec.addr,
-                      port=spec.port + local_rank if spec.port else 0, error=exc.strerror or str(exc), effect="training goes on without a metrics endpoint")
+                      port=spec.port + local_rank if spec.port else 0, error=exc.strerror or str(exc),
+                      effect="training goes on without a metrics endpoint")
             return None
 
     def _on_sigterm(self) -> SigtermExport | None:

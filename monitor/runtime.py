@@ -260,7 +260,8 @@ class Monitor:
             self._say("warning", "recompile", region=target.region, module=target.path or "<root>", reason=category,
                       guard=reason, count=out.count, budget=budget, counted=out.counted)
         for text, n in breaks.items():
-            self._say("warning", "graph_break", region=target.region, compile_id=cid, reason=short(text, 200), count=n)
+            self._say("warning", "graph_break", region=target.region, compile_id=cid, reason=short(text, 200), count=n,
+                      skipped_frame=False)
         if out.breach is not None:
             self._breach(target.region, out, sum(breaks.values()))
 

@@ -105,6 +105,7 @@ def test_a_graph_break_that_dynamo_resumes_from_is_not_also_counted_as_a_skipped
     steps(net.head, 2)
     snap = mon.snapshot()["head"]
     assert (snap["compiles"], snap["graph_breaks"], snap["skipped_frames"], snap["breached"]) == (2, 1, 0, False)
+    assert [e["skipped_frame"] for e in events.named("graph_break")] == [False]
 
 
 def test_a_skip_before_a_dynamo_reset_is_still_counted_once_and_stale_records_never_match_new_ids(started, events):

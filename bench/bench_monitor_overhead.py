@@ -143,7 +143,7 @@ def attribution_cost(args: argparse.Namespace, tmp: Path, defer_gc: bool,
             return self.lin(x) + self.k
 
     path = tmp / "hazard.toml"
-    path.write_text(CONTRACT.format(backend="eager") + "recompile_budget = 1000000\n")
+    path.write_text(CONTRACT.format(backend="eager", module="") + "recompile_budget = 1000000\n")
     model = Hazard()
     _, binding, _ = check(path, model)
     apply(binding)

@@ -112,12 +112,41 @@ def _parse(raw: bytes, path: Path, findings: list[Finding]) -> dict[str, Any] | 
                                                   f"{MAX_KEY_DEPTH} parts", "flatten the key or table header"))
         return None
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         findings.append(_syntax_finding(str(exc), path))
     except RecursionError:
-        findings.append(cc0xx.TOML_SYNTAX.finding(str(path), "nested too deeply to parse",
-                                                  "flatten the nested arrays or tables"))
+        findings.append(_too_deep(str(path)))
+    else:
+        deep_at = _nested_past_limit(data)
+        if deep_at is None:
+            return data
+        findings.append(_too_deep(deep_at))
+    return None
+
+
+MAX_NESTING = 32
+"""Arrays/tables nested deeper than this are refused, whatever the interpreter's recursion limit (Inductor raises
+it to 2000 after a compile, so relying on RecursionError alone made the outcome depend on what ran before)."""
+
+
+def _too_deep(location: str) -> Finding:
+    return cc0xx.TOML_SYNTAX.finding(location, f"arrays or tables nested more than {MAX_NESTING} levels deep",
+                                     "flatten the nested arrays or tables")
+
+
+def _nested_past_limit(data: dict[str, Any]) -> str | None:
+    """Dotted location of the first value nested deeper than MAX_NESTING (iterative: no recursion of ours)."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return where
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, child in items:
+            if isinstance(child, (dict, list)):
+                loc = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key)
+                stack.append((child, loc, depth + 1))
     return None
 
 

@@ -25,7 +25,9 @@ Correct the spelling, or remove the key. `compile-contract explain` and the READ
 
 TOML_SYNTAX = Rule(code="CC002", name="toml-syntax", severity="error", doc="""\
 ## What it does
-Reports a document that is not valid UTF-8 TOML, with the line and column of the first error.
+Reports a document that is not valid UTF-8 TOML, with the line and column of the first error. Also refuses
+arrays or tables nested more than 32 levels deep and dotted keys of more than 100 parts (a hand-written contract
+never needs them; parsing them costs unbounded time or stack).
 
 ## Why it matters
 Nothing else in the contract can be checked until the document parses.

@@ -134,12 +134,12 @@ def owner_of(fn: Any) -> tuple[Any, str] | None:
     return instance, "forward" if name in ("_call_impl", "_wrapped_call_impl") else name
 
 
-def recompile_reasons() -> list[str]:
-    """Guard-failure texts of the compile in progress, one per cache entry, each prefixed `"<compile_id>: "`."""
+def compile_frame() -> FrameType | None:
+    """The innermost `convert_frame._compile` frame on this thread's stack (full walk: for rare paths)."""
     for frame in _walk():
         if _is_compile(frame.f_code):
-            return reasons_of(frame)
-    return []
+            return frame
+    return None
 
 
 def reasons_of(frame: FrameType) -> list[str]:
@@ -229,6 +229,12 @@ def _frame_at(depth: int) -> FrameType | None:
         return None
 
 
+def compile_id_of(frame: FrameType | None) -> str:
+    """The compile id (`"frame_id/frame_compile_id"`) a `convert_frame._compile` frame works on, or ""."""
+    cid = frame.f_locals.get("compile_id") if frame is not None else None
+    return str(cid) if cid is not None else ""
+
+
 def reason_compile_id(reason: str) -> str:
     """The compile id a guard-failure text names (the cache entry whose guard failed)."""
     head = reason.split(":", 1)[0].strip()
@@ -252,15 +258,66 @@ def counters() -> Any:
     return dynamo_counters
 
 
-def graph_break_counts(table: Any) -> dict[str, int]:
-    """Copy of the graph-break counter (reason -> count); deltas between two reads give one compile's breaks."""
-    return dict(table.get("graph_break", ()))
+class BreakLog:
+    """New graph breaks since the previous read, from Dynamo's own list of break reasons.
+
+    `torch._dynamo.utils.graph_break_reasons` gets one `GraphCompileReason(reason, user_stack)` per graph break of
+    every kind, data-dependent jumps (`if tensor.sum() > 0:`, "generic_jump") included, which the global
+    `counters["graph_break"]` misses on torch 2.13; `torch._dynamo.reset()` clears it. Present on 2.11 and 2.13
+    (it backs `torch._dynamo.explain`). Absent (a renamed internal): the graph-break counter's deltas stand in.
+    Read only from Dynamo's callbacks and our reset hook, which Dynamo serializes.
+    """
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+        self._reasons = _break_reasons()
+        self._seen = 0
+        self._counts: dict[str, int] = {}
+        self.sync()
+
+    def sync(self) -> None:
+        """Mark everything logged so far as seen (at start and after a reset)."""
+        if self._reasons is not None:
+            self._seen = len(self._reasons)
+        else:
+            self._counts = dict(self._table.get("graph_break", ()))
+
+    def new(self) -> tuple[tuple[str, str], ...]:
+        """(site, reason) of each break since the previous call: site is `file:line` of the user code (or "")."""
+        if self._reasons is None:
+            return self._from_counter()
+        n = len(self._reasons)
+        if n == self._seen:
+            return ()
+        start = self._seen if n > self._seen else 0  # shorter: reset() cleared the list since our last read
+        self._seen = n
+        return tuple(_site_and_reason(r) for r in self._reasons[start:n])
+
+    def _from_counter(self) -> tuple[tuple[str, str], ...]:
+        table = self._table.get("graph_break")
+        if not table or sum(table.values()) == sum(self._counts.values()):
+            return ()
+        now = dict(table)
+        out = tuple(("", k) for k, v in now.items() for _ in range(v - self._counts.get(k, 0)))
+        self._counts = now
+        return out
 
 
-def graph_break_total(table: Any) -> int:
-    """Sum of the graph-break counter: a cheap "did anything break" test before copying it."""
-    gb = table.get("graph_break")
-    return sum(gb.values()) if gb else 0
+def _break_reasons() -> list | None:
+    try:
+        from torch._dynamo.utils import graph_break_reasons
+
+        return graph_break_reasons if isinstance(graph_break_reasons, list) else None
+    except Exception:  # a renamed internal: fall back to the counter
+        return None
+
+
+def _site_and_reason(entry: Any) -> tuple[str, str]:
+    """`file:line` of the innermost user frame of a GraphCompileReason, and its reason text."""
+    stack = getattr(entry, "user_stack", None) or ()
+    last = stack[-1] if stack else None
+    site = f"{getattr(last, 'filename', '?')}:{getattr(last, 'lineno', '?')}" if last is not None else ""
+    return site, str(getattr(entry, "reason", ""))
 
 
 CACHE_KEYS: tuple[tuple[str, str], ...] = (("fx_graph", "hit"), ("fx_graph", "miss"), ("aot_autograd", "hit"),
@@ -273,14 +330,6 @@ def cache_totals(table: Any) -> tuple[int, int, int, int]:
     ind, aot = table.get("inductor") or {}, table.get("aot_autograd") or {}
     return (ind.get("fxgraph_cache_hit", 0), ind.get("fxgraph_cache_miss", 0), aot.get("autograd_cache_hit", 0),
             aot.get("autograd_cache_miss", 0))
-
-
-def cache_counts(table: Any) -> dict[tuple[str, str], int]:
-    """FX-graph and AOTAutograd cache hit/miss totals (global; deltas give one compile's lookups)."""
-    ind, aot = table.get("inductor", {}), table.get("aot_autograd", {})
-    return {("fx_graph", "hit"): ind.get("fxgraph_cache_hit", 0), ("fx_graph", "miss"): ind.get("fxgraph_cache_miss", 0),
-            ("aot_autograd", "hit"): aot.get("autograd_cache_hit", 0),
-            ("aot_autograd", "miss"): aot.get("autograd_cache_miss", 0)}
 
 
 def is_limit_hit(record: logging.LogRecord) -> bool:
@@ -308,7 +357,8 @@ def limit_logger() -> logging.Logger:
 # Why not a handler on logger `torch._utils_internal`: it logs at INFO, so receiving it means lowering a torch
 # logger's level, which makes torch's own handler print every record. Verified on torch 2.13 and 2.11.
 _LIMIT_FAIL = "Dynamo recompile limit exceeded"
-"""`fail_reason` prefix of a recompile-limit refusal (reported by the limit warning, not here)."""
+"""`fail_reason` prefix of a recompile-limit refusal (the record backs up the limit warning, which a silenced torch
+logger never emits)."""
 PENDING = 256
 """Compile ids awaiting their metrics record (oldest dropped first; the record follows within one compile)."""
 
@@ -330,18 +380,21 @@ class SkippedFrames:
             if len(self._pending) > PENDING:
                 del self._pending[next(iter(self._pending))]
 
-    def collect(self) -> list[tuple[Any, str, str]]:
-        """(token, fail_type, fail_reason) of pending compiles whose record says the frame runs eager."""
+    def collect(self) -> tuple[list[tuple[Any, str, str]], list[tuple[str, str]]]:
+        """Since the previous call: (token, fail_type, fail_reason) of pending compiles whose frame now runs eager,
+        and (compile_id, fail_reason) of recompile-limit refusals (they fire no callback, only this record)."""
         with self._lock:
-            fresh = self._fresh_records()
-            if not self._pending:
-                return []
-            found = []
-            for rec in fresh:
-                token = self._pending.pop(str(getattr(rec, "compile_id", "")), None)
+            found: list[tuple[Any, str, str]] = []
+            limits: list[tuple[str, str]] = []
+            for rec in self._fresh_records():
+                cid, reason = str(getattr(rec, "compile_id", "")), str(getattr(rec, "fail_reason", "") or "")
+                if reason.startswith(_LIMIT_FAIL):
+                    limits.append((cid, reason))
+                    continue
+                token = self._pending.pop(cid, None) if self._pending else None
                 if token is not None and getattr(rec, "is_forward", True) is not False and _ran_eager(rec):
-                    found.append((token, str(rec.fail_type), str(getattr(rec, "fail_reason", "") or "")))
-            return found
+                    found.append((token, str(rec.fail_type), reason))
+            return found, limits
 
     def forget(self) -> None:
         """After `torch._dynamo.reset()`: compile ids restart, pending ones can never be matched."""

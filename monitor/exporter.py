@@ -125,9 +125,10 @@ def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family,
 
 _GAUGES = ((2, "recompile_budget", "Recompiles each region instance may make after warm-up."),
            (3, "budget_recompiles", "Recompiles counted against the budget (after warm-up, max over instances)."),
-           (4, "graph_break_budget", "Graph breaks allowed per compile."),
-           (5, "budget_exceeded", "1 when the region exceeded a budget."),
-           (6, "eager_fallback", "1 when the monitor switched the region to eager (on_breach = eager)."))
+           (4, "graph_break_budget", "Distinct graph-break sites each region instance may have."),
+           (5, "budget_graph_breaks", "Distinct graph-break sites counted against the budget (max over instances)."),
+           (6, "budget_exceeded", "1 when the region exceeded a budget."),
+           (7, "eager_fallback", "1 when the monitor switched the region to eager (on_breach = eager)."))
 """(offset after compile_seconds in a ledger row, family name, HELP) of the per-region gauges."""
 
 
@@ -282,15 +283,34 @@ def _plain_text_ok(accept: str) -> bool:
     return False
 
 
+class _Ranked(Collector):
+    """A registry's families with a `rank` label on every sample: the snapshots of all ranks of a host end up in one
+    node_exporter target, where series without it would collide."""
+
+    def __init__(self, registry: CollectorRegistry, rank: str) -> None:
+        self._registry, self._rank = registry, rank
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self._registry.collect():
+            ranked = Metric(family.name, family.documentation, family.type, family.unit)
+            ranked.samples = [s if "rank" in s.labels else s._replace(labels={**s.labels, "rank": self._rank})
+                              for s in family.samples]
+            yield ranked
+
+
 def write_snapshot(registry: CollectorRegistry, path: str, rank: str) -> str:
-    """Final textfile-collector snapshot (atomic write); `{rank}` in the path becomes the rank."""
+    """Final textfile-collector snapshot (atomic write, every series labelled `rank`); `{rank}` in the path
+    becomes the rank."""
     target = path.replace("{rank}", rank)
     os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-    write_to_textfile(target, registry)
+    ranked = CollectorRegistry(auto_describe=True)
+    ranked.register(_Ranked(registry, rank))
+    write_to_textfile(target, ranked)
     return target
 
 
-def push(registry: CollectorRegistry, url: str, *, rank: str, timeout: float) -> None:
-    """Push the final snapshot to a Pushgateway, grouped by rank, with a short timeout."""
-    push_to_gateway(url, job="torch_compile_contract", registry=registry, grouping_key={"rank": rank},
-                    timeout=timeout)
+def push(registry: CollectorRegistry, url: str, *, contract: str, rank: str, timeout: float) -> None:
+    """Push the final snapshot to a Pushgateway with a short timeout, grouped by contract and rank (the Pushgateway
+    adds both as labels, so ranks and jobs never overwrite each other)."""
+    push_to_gateway(url, job="torch_compile_contract", registry=registry,
+                    grouping_key={"contract": contract, "rank": rank}, timeout=timeout)

@@ -22,6 +22,8 @@ ID_MAP_SIZE = 4096
 """Compile ids remembered for lazily compiled backwards and CUDA-graph recordings (oldest dropped first)."""
 MAX_FRAMES = 1024
 """Code objects remembered per region instance (beyond that a compile counts as a first compile)."""
+MAX_SITES = 256
+"""Distinct graph-break sites remembered per region instance (the count saturates there, far above any budget)."""
 
 
 @dataclass(kw_only=True)
@@ -36,6 +38,9 @@ class InstanceStats:
     """Recompiles counted against the budget (after warm-up)."""
     frames: set[str] = field(default_factory=set)
     """Dynamo frame ids this instance compiled since the last reset."""
+    break_sites: set[str] = field(default_factory=set)
+    """Distinct graph-break sites (user `file:line` + reason) of this instance since the last reset: what
+    `graph_break_budget` bounds (a frame compile stops at its first break, so per-compile counts are never > 1)."""
 
 
 @dataclass(kw_only=True)
@@ -57,6 +62,8 @@ class RegionStats:
         default_factory=lambda: {(c, r): 0 for c in CACHES for r in ("hit", "miss")})
     limit_hits: int = 0
     budget_recompiles: int = 0
+    budget_graph_breaks: int = 0
+    """Distinct graph-break sites of the region's worst instance (compared with `graph_break_budget`)."""
     breaches: list[str] = field(default_factory=list)
     eager_fallback: bool = False
     fail_armed: bool = False
@@ -79,6 +86,8 @@ class Outcome(NamedTuple):
     """The budget this compile newly exceeded, if any."""
     first_breach: bool
     """The region's first breach (its on_breach action runs now)."""
+    break_sites: int
+    """The instance's distinct graph-break sites (what `graph_break_budget` bounds)."""
 
 
 class Ledger:
@@ -100,9 +109,13 @@ class Ledger:
         """Region names in contract order."""
         return tuple(self._regions)
 
-    def record_compile(self, region: str, instance: int, compile_id: str, seconds: float, graph_breaks: int = 0,
+    def record_compile(self, region: str, instance: int, compile_id: str, seconds: float,
+                       breaks: tuple[tuple[str, str], ...] = (),
                        cache: dict[tuple[str, str], int] | None = None) -> Outcome:
-        """Count one compile for its instance; decide recompile, warm-up and budget breach (reason comes later)."""
+        """Count one compile for its instance; decide recompile, warm-up and budget breach (reason comes later).
+
+        `breaks` holds (site, reason) of each graph break this compile made.
+        """
         with self._lock:
             rs = self._regions[region]
             inst = rs.instances.get(instance)
@@ -116,11 +129,10 @@ class Ledger:
             rs.compiles += 1
             self._remember(compile_id, frame, region, instance)
             self._observe(rs, seconds)
-            if graph_breaks:
-                rs.graph_breaks += graph_breaks
-            if cache:
-                for key, n in cache.items():
-                    rs.cache[key] = rs.cache.get(key, 0) + n
+            if breaks:
+                rs.graph_breaks += len(breaks)
+                self._add_sites(rs, inst, [f"{site} {_first_line(reason)}" for site, reason in breaks])
+            self._add_cache(rs, cache)
             counted = recompile and self._counts(rs, inst)
             if recompile:
                 inst.recompiles += 1
@@ -128,22 +140,38 @@ class Ledger:
             if counted:
                 inst.budget_recompiles += 1
                 rs.budget_recompiles = max(rs.budget_recompiles, inst.budget_recompiles)
-            breach = self._breach(rs, inst, graph_breaks)
+            breach = self._breach(rs, inst)
             return Outcome(recompile, counted, inst.budget_recompiles, breach,
-                           breach is not None and len(rs.breaches) == 1)
+                           breach is not None and len(rs.breaches) == 1, len(inst.break_sites))
 
-    def record_skipped_frame(self, region: str, breaks_counted: int) -> Outcome:
-        """A compile whose frame Dynamo skipped (runs eager): one graph break unless its counter delta had some."""
+    def record_skipped_frame(self, region: str, instance: int, site: str, breaks_counted: int) -> Outcome:
+        """A compile whose frame Dynamo skipped (runs eager): one graph-break site (a graph break too, unless that
+        compile already counted its breaks)."""
         with self._lock:
             rs = self._regions[region]
+            inst = rs.instances.get(instance)
+            if inst is None:
+                inst = rs.instances[instance] = InstanceStats()
             rs.skipped_frames += 1
             if not breaks_counted:
                 rs.graph_breaks += 1
-            breach = None
-            if max(breaks_counted, 1) > rs.region.graph_break_budget and "graph_break_budget" not in rs.breaches:
-                rs.breaches.append("graph_break_budget")
-                breach = "graph_break_budget"
-            return Outcome(False, False, 0, breach, breach is not None and len(rs.breaches) == 1)
+            self._add_sites(rs, inst, [f"skipped {site}"])
+            breach = self._breach(rs, inst)
+            return Outcome(False, False, inst.budget_recompiles, breach, breach is not None and len(rs.breaches) == 1,
+                           len(inst.break_sites))
+
+    @staticmethod
+    def _add_sites(rs: RegionStats, inst: InstanceStats, sites: list[str]) -> None:
+        for site in sites:
+            if len(inst.break_sites) < MAX_SITES:
+                inst.break_sites.add(site)
+        rs.budget_graph_breaks = max(rs.budget_graph_breaks, len(inst.break_sites))
+
+    @staticmethod
+    def _add_cache(rs: RegionStats, cache: dict[tuple[str, str], int] | None) -> None:
+        if cache:
+            for key, n in cache.items():
+                rs.cache[key] = rs.cache.get(key, 0) + n
 
     def record_reason(self, region: str, category: str, reason: str | None) -> None:
         """The guard-failure category (metric label) and bounded text of a recompile `record_compile` reported."""
@@ -163,13 +191,13 @@ class Ledger:
         return self.warm or (not self.manual_warmup and inst.compiles > rs.region.warmup_compiles)
 
     @staticmethod
-    def _breach(rs: RegionStats, inst: InstanceStats, breaks: int) -> str | None:
-        """The budget newly exceeded by this compile (each kind reported once per region)."""
+    def _breach(rs: RegionStats, inst: InstanceStats) -> str | None:
+        """The budget newly exceeded by this instance (each kind reported once per region)."""
         region, breaches = rs.region, rs.breaches
         if inst.budget_recompiles > region.recompile_budget and "recompile_budget" not in breaches:
             breaches.append("recompile_budget")
             return "recompile_budget"
-        if breaks > region.graph_break_budget and "graph_break_budget" not in breaches:
+        if len(inst.break_sites) > region.graph_break_budget and "graph_break_budget" not in breaches:
             breaches.append("graph_break_budget")
             return "graph_break_budget"
         return None
@@ -194,22 +222,18 @@ class Ledger:
         if len(frames) > ID_MAP_SIZE:
             frames.popitem(last=False)
 
-    def seen(self, region: str, instance: int, compile_id: str) -> bool:
-        """Whether this instance already compiled the frame of this compile id (i.e. this is its recompile)."""
-        with self._lock:
-            inst = self._regions[region].instances.get(instance)
-            return inst is not None and compile_id.rpartition("/")[0] in inst.frames
-
     def owner(self, compile_id: str) -> tuple[str, int] | None:
         """(region, instance) of a compile id seen before (lazy backward, CUDA-graph recording)."""
         with self._lock:
             return self._ids.get(compile_id)
 
-    def record_aux(self, region: str, trigger: str, seconds: float) -> None:
-        """Compile work that is not a Dynamo frame compile: lazy backward, CUDA-graph recording."""
+    def record_aux(self, region: str, trigger: str, seconds: float,
+                   cache: dict[tuple[str, str], int] | None = None) -> None:
+        """Compile work that is not a Dynamo frame compile: lazy backward (with its cache lookups), CUDA graphs."""
         with self._lock:
             rs = self._regions[region]
             self._observe(rs, seconds)
+            self._add_cache(rs, cache)
             if trigger == "LAZY_BACKWARD":
                 rs.backward_compiles += 1
             else:
@@ -244,6 +268,7 @@ class Ledger:
             for rs in self._regions.values():
                 for inst in rs.instances.values():
                     inst.frames.clear()
+                    inst.break_sites.clear()
 
     def error(self, kind: str) -> int:
         """Count one internal error of a known kind; returns the new count."""
@@ -271,17 +296,18 @@ class Ledger:
         with self._lock:
             rows = [(rs.compiles, rs.graph_breaks, rs.limit_hits, *rs.by_reason.values(), *rs.cache.values(),
                      *rs.buckets, rs.compile_events, rs.compile_seconds, rs.region.recompile_budget,
-                     rs.budget_recompiles, rs.region.graph_break_budget, 1 if rs.breaches else 0,
-                     1 if rs.eager_fallback else 0) for rs in self._regions.values()]
-            totals = {"warm": self.warm, "errors": dict(self.errors), "unattributed": self.unattributed,
-                      "resets": self.resets}
-        return rows, totals
+                     rs.budget_recompiles, rs.region.graph_break_budget, rs.budget_graph_breaks,
+                     1 if rs.breaches else 0, 1 if rs.eager_fallback else 0) for rs in self._regions.values()]
+            return rows, self._totals()
 
     def totals(self) -> dict[str, Any]:
         """Monitor-wide values: warm flag, internal errors, unattributed compiles, resets seen."""
         with self._lock:
-            return {"warm": self.warm, "errors": dict(self.errors), "unattributed": self.unattributed,
-                    "resets": self.resets}
+            return self._totals()
+
+    def _totals(self) -> dict[str, Any]:
+        return {"warm": self.warm, "errors": dict(self.errors), "unattributed": self.unattributed,
+                "resets": self.resets}
 
 
 def _region_dict(rs: RegionStats) -> dict[str, Any]:
@@ -291,6 +317,7 @@ def _region_dict(rs: RegionStats) -> dict[str, Any]:
         "skipped_frames": rs.skipped_frames,
         "breached": bool(rs.breaches), "eager_fallback": rs.eager_fallback,
         "compile_seconds": rs.compile_seconds, "budget_recompiles": rs.budget_recompiles,
+        "budget_graph_breaks": rs.budget_graph_breaks,
         "recompile_budget": r.recompile_budget, "graph_break_budget": r.graph_break_budget,
         "on_breach": r.on_breach, "breaches": list(rs.breaches), "fail_armed": rs.fail_armed,
         "recompile_limit_hits": rs.limit_hits, "recompiles_by_reason": dict(rs.by_reason),
@@ -299,3 +326,8 @@ def _region_dict(rs: RegionStats) -> dict[str, Any]:
         "backward_compiles": rs.backward_compiles, "cudagraph_recordings": rs.cudagraph_recordings,
         "instances": len(rs.instances), "last_reasons": list(rs.last_reasons),
     }
+
+
+def _first_line(text: str) -> str:
+    """A graph-break reason's first line, bounded (the site key; texts can be long)."""
+    return text[:200].split("\n", 1)[0].strip()

@@ -25,15 +25,23 @@ def renderer(fmt: str, stream: TextIO) -> Any:
     return structlog.dev.ConsoleRenderer(colors=False) if tty else structlog.processors.JSONRenderer(sort_keys=False)
 
 
+class FallbackHandler(logging.StreamHandler):
+    """Writes monitor events only while the application has no root handler; once it configures logging (even after
+    the monitor started), events reach it by propagation instead, never twice."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not logging.getLogger().handlers:
+            super().emit(record)
+
+
 def make_logger(fmt: str = "auto", *, stream: TextIO | None = None, environ: Mapping[str, str] | None = None) -> Any:
     """A structlog logger bound to rank fields, writing through stdlib logger `torch_compile_contract.monitor`."""
     stream = stream or sys.stderr
     std = logging.getLogger(LOGGER_NAME)
-    if not std.handlers and not logging.getLogger().handlers:
-        handler = logging.StreamHandler(stream)
+    if not std.handlers:
+        handler = FallbackHandler(stream)
         handler.setFormatter(logging.Formatter("%(message)s"))
         std.addHandler(handler)
-        std.propagate = False
     if std.level == logging.NOTSET:
         std.setLevel(logging.INFO)
     processors = [structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),

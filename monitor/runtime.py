@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import time
 from threading import get_ident
 from typing import Any, Callable, Mapping
@@ -21,10 +22,11 @@ from monitor.sigterm import SigtermExport
 
 TARGET_CACHE = 4096
 """Compiled callables remembered with their contract target (the attribution cache)."""
+LIMIT_IDS = 1024
+"""Compile ids of recompile-limit hits already reported through Dynamo's warning (their metrics record is not
+counted again)."""
 SIGTERM_EXPORT_S = 5.0
 """Longest wait for the final snapshot when SIGTERM arrives (plus the push timeout when pushing)."""
-_NO_BREAKS: dict[str, int] = {}
-"""Shared empty result of `_deltas` (read only): no allocation when a compile had no graph break."""
 
 
 class _LimitHandler(logging.Handler):
@@ -57,8 +59,11 @@ class Monitor:
         self._env = rank_info(environ)
         self._inflight: dict[int, float] = {}
         self._counters = _dynamo.counters()
-        self._breaks_seen = (_dynamo.graph_break_total(self._counters), _dynamo.graph_break_counts(self._counters))
+        self._breaks = _dynamo.BreakLog(self._counters)
         self._cache_seen = _dynamo.cache_totals(self._counters)
+        self._limit_ids: set[str] = set()
+        self._owner_pid = os.getpid()
+        """The process that started the monitor: a forked child (DataLoader worker) never exports or serves."""
         self._errors_logged: set[str] = set()
         self._hook_faults: dict[int, BaseException | None] = {}
         """Per thread inside a hook: its first fault (a raising logger included), counted once when the hook ends."""
@@ -110,8 +115,16 @@ class Monitor:
         self._run_hook(self._check_skipped)
 
     def stop(self) -> None:
-        """Unhook, write the final snapshot / push if configured, close the server (idempotent)."""
+        """Unhook, write the final snapshot / push if configured, close the server (idempotent).
+
+        In a forked child it only unhooks: the child's copy of the ledger is stale, and the server thread it would
+        wait for does not exist there.
+        """
         if self._stopped:
+            return
+        if os.getpid() != self._owner_pid:
+            self._stopped = True
+            _dynamo.unregister(self._start_cb, self._end_cb)
             return
         self._run_hook(self._check_skipped)
         self._stopped = True
@@ -190,10 +203,9 @@ class Monitor:
         if target is None:
             return self.ledger.unattributed_compile()
         cid = _dynamo.compile_id(args)
-        n_breaks = sum(breaks.values()) if breaks else 0
-        out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, n_breaks, cache)
+        out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, breaks, cache)
         if not self.binding.regions[target.region].region.fullgraph:  # fullgraph raises: not a silent eager frame
-            self._skipped.expect(cid, (target, cid, n_breaks))
+            self._skipped.expect(cid, (target, cid, len(breaks)))
         reason = category = None
         if out.recompile:
             frame = self._stack.compile_frame()
@@ -201,11 +213,11 @@ class Monitor:
         self._after(target, cid, seconds, out, reason, category, breaks, cache)
 
     def _on_aux(self, args: Any, seconds: float) -> None:
-        """Lazy backward / CUDA-graph recording: charged to the region instance that compiled that id."""
-        self._deltas()
+        """Lazy backward / CUDA-graph recording: charged (with its cache lookups) to the region that compiled that id."""
+        _, cache = self._deltas()
         owner = self.ledger.owner(_dynamo.compile_id(args))
         if owner is not None:
-            self.ledger.record_aux(owner[0], _dynamo.trigger_name(args), seconds)
+            self.ledger.record_aux(owner[0], _dynamo.trigger_name(args), seconds, cache)
 
     def _target_of(self, fn: Any) -> Target | None:
         """The contract target a compiled callable belongs to (cached per callable object, bounded)."""
@@ -218,14 +230,9 @@ class Monitor:
             self._targets[id(fn)] = (fn, target)
         return target
 
-    def _deltas(self) -> tuple[dict[str, int], dict[tuple[str, str], int] | None]:
-        """Graph breaks and cache lookups since the previous compile's end (compiles are serialized by Dynamo)."""
-        total = _dynamo.graph_break_total(self._counters)
-        breaks: dict[str, int] = _NO_BREAKS
-        if total != self._breaks_seen[0]:
-            now = _dynamo.graph_break_counts(self._counters)
-            breaks = _delta(self._breaks_seen[1], now)
-            self._breaks_seen = (total, now)
+    def _deltas(self) -> tuple[tuple[tuple[str, str], ...], dict[tuple[str, str], int] | None]:
+        """Graph breaks (site, reason) and cache lookups since the previous compile's end (Dynamo serializes them)."""
+        breaks = self._breaks.new()
         now_cache = _dynamo.cache_totals(self._counters)
         if now_cache == self._cache_seen:
             return breaks, None
@@ -249,7 +256,7 @@ class Monitor:
         return text, category
 
     def _after(self, target: Target, cid: str, seconds: float, out: Outcome, reason: str | None,
-               category: str | None, breaks: dict[str, int], cache: dict | None) -> None:
+               category: str | None, breaks: tuple[tuple[str, str], ...], cache: dict | None) -> None:
         """Log lines (the per-compile info line only when that level is on) and the breach action."""
         if self._info_on is None or self._info_on(logging.INFO):
             hits = {f"{c}_{r}": n for (c, r), n in cache.items() if n} if cache else {}
@@ -259,19 +266,19 @@ class Monitor:
             budget = self.binding.regions[target.region].region.recompile_budget
             self._say("warning", "recompile", region=target.region, module=target.path or "<root>", reason=category,
                       guard=reason, count=out.count, budget=budget, counted=out.counted)
-        for text, n in breaks.items():
-            self._say("warning", "graph_break", region=target.region, compile_id=cid, reason=short(text, 200), count=n,
-                      skipped_frame=False)
+        for site, text in breaks:
+            self._say("warning", "graph_break", region=target.region, compile_id=cid, site=site,
+                      reason=short(text, 200), sites=out.break_sites, skipped_frame=False)
         if out.breach is not None:
-            self._breach(target.region, out, sum(breaks.values()))
+            self._breach(target.region, out)
 
-    def _breach(self, region: str, out: Outcome, graph_breaks: int) -> None:
+    def _breach(self, region: str, out: Outcome) -> None:
         """One error line per breach; the region's on_breach action runs once (fail only arms the next call)."""
         settings = self.binding.regions[region].region
         if out.breach == "recompile_budget":
             count, budget = out.count, settings.recompile_budget
         else:
-            count, budget = graph_breaks, settings.graph_break_budget
+            count, budget = out.break_sites, settings.graph_break_budget
         last = self.ledger.last_reasons(region)
         error = RecompileBudgetExceeded(region, count, budget, last, out.breach or "")
         action = act(self.binding, region, settings.on_breach, error) if out.first_breach else "already_taken"
@@ -280,30 +287,46 @@ class Monitor:
                   action=action, last_reasons=list(last[-3:]))
 
     def _check_skipped(self) -> None:
-        """Compiles whose frame Dynamo gave up on (it runs eager): a graph break of the region, logged, budgeted."""
-        for (target, cid, n_breaks), fail_type, fail_reason in self._skipped.collect():
-            out = self.ledger.record_skipped_frame(target.region, n_breaks)
+        """Read Dynamo's metrics records of past compiles: frames it gave up on (they run eager: a graph-break site
+        of the region, logged, budgeted) and recompile-limit hits its silenced warning did not report."""
+        skipped, limits = self._skipped.collect()
+        for (target, cid, n_breaks), fail_type, fail_reason in skipped:
+            why = _dynamo.skip_reason(fail_reason)
+            out = self.ledger.record_skipped_frame(target.region, id(target.module),
+                                                   f"{cid.rpartition('/')[0]} {why[:200]}", n_breaks)
             self._say("warning", "graph_break", region=target.region, compile_id=cid, skipped_frame=True,
-                      fail_type=fail_type, reason=short(_dynamo.skip_reason(fail_reason), 200),
-                      count=0 if n_breaks else 1, effect="Dynamo skipped this frame: it runs eager")
+                      fail_type=fail_type, reason=short(why, 200), sites=out.break_sites,
+                      effect="Dynamo skipped this frame: it runs eager")
             if out.breach is not None:
-                self._breach(target.region, out, max(n_breaks, 1))
+                self._breach(target.region, out)
+        for cid, fail_reason in limits:
+            region = None if cid in self._limit_ids else self.ledger.region_of_frame(cid.rpartition("/")[0])
+            if region is not None:
+                self._limit_hit(region, cid, None, short(fail_reason), source="compilation_metrics")
 
     def _on_limit_hit(self, record: logging.LogRecord) -> None:
+        """Dynamo's recompile-limit warning, in the compiling thread: the stack names the region instance."""
         target = self._attribute()
-        if target is None:
-            return
-        reason = short(_dynamo.limit_hit_reason(record))
-        self.ledger.record_limit_hit(target.region, reason)
-        self._say("error", "recompile_limit_hit", region=target.region, module=target.path or "<root>",
-                  method=target.method, last_reason=reason,
-                  effect="Dynamo runs this frame eager for new inputs from now on")
+        if target is not None:
+            cid = _dynamo.compile_id_of(_dynamo.compile_frame())
+            self._limit_hit(target.region, cid, target, short(_dynamo.limit_hit_reason(record)), source="warning")
+
+    def _limit_hit(self, region: str, cid: str, target: Target | None, reason: str, *, source: str) -> None:
+        if cid:
+            if len(self._limit_ids) >= LIMIT_IDS:
+                self._limit_ids.clear()
+            self._limit_ids.add(cid)
+        self.ledger.record_limit_hit(region, reason)
+        where = {"module": target.path or "<root>", "method": target.method} if target is not None else {}
+        self._say("error", "recompile_limit_hit", region=region, compile_id=cid, **where, last_reason=reason,
+                  source=source, effect="Dynamo runs this frame eager for new inputs from now on")
 
     def _on_reset(self) -> None:
         self._check_skipped()  # records of compiles before the reset are still there; their ids restart now
         self._skipped.forget()
         self._inflight.clear()
-        self._breaks_seen = (_dynamo.graph_break_total(self._counters), _dynamo.graph_break_counts(self._counters))
+        self._breaks.sync()
+        self._limit_ids.clear()
         self.ledger.on_reset()
         self._say("info", "dynamo_reset_seen")
 
@@ -349,7 +372,10 @@ class Monitor:
             return None
 
     def _final_export(self) -> None:
+        """Final snapshot and push; never from a forked child (its inherited SIGTERM handler or atexit)."""
         spec = self.binding.contract.monitor
+        if os.getpid() != self._owner_pid:
+            return
         if spec.snapshot_path:
             try:
                 path = write_snapshot(self.registry, str(self.binding.contract.resolve_path(spec.snapshot_path)),
@@ -359,14 +385,10 @@ class Monitor:
                 self._error("snapshot", exc)
         if spec.pushgateway:
             try:
-                push(self.registry, spec.pushgateway, rank=self._env["rank"], timeout=spec.push_timeout_s)
+                push(self.registry, spec.pushgateway, contract=self.binding.contract.name, rank=self._env["rank"],
+                     timeout=spec.push_timeout_s)
             except Exception as exc:
                 self._error("push", exc)
-
-
-def _delta(before: dict, after: dict) -> dict:
-    """Positive per-key increases of a global counter between two reads."""
-    return {k: v - before.get(k, 0) for k, v in after.items() if v > before.get(k, 0)}
 
 
 def _summary(snap: dict[str, dict[str, Any]]) -> dict[str, str]:

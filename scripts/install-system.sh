@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Install the real daemons the tests run on 127.0.0.1: Prometheus (+promtool), Alertmanager, Redis (Debian packages).
+# Install the real daemons the tests run on 127.0.0.1: Prometheus (+promtool), Alertmanager, Pushgateway, Redis
+# (Debian packages).
 # In a container without systemd, policy-rc.d stops apt from starting them; the tests start their own.
 set -euo pipefail
 need=()
 command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
+command -v prometheus-pushgateway >/dev/null 2>&1 || need+=(prometheus-pushgateway)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 [ ${#need[@]} -eq 0 ] && exit 0

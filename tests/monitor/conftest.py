@@ -5,7 +5,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
-import structlog
 from prometheus_client import CollectorRegistry
 
 import monitor

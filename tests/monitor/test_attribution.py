@@ -6,7 +6,7 @@ import threading
 import torch
 
 from monitor._dynamo import compiled_callable
-from tests.monitor.models import Counting, Net, Scaled
+from tests.monitor.models import Net, Scaled
 
 REGIONS = """
 [[region]]

@@ -7,6 +7,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 import monitor
 from monitor.exporter import serve
-from tests.monitor.conftest import Events, bind_applied
+from monitor.runtime import Monitor
+from tests.monitor.conftest import HEADER, Events, bind_applied
 from tests.monitor.models import Net
 
 REGIONS = '[[region]]\nname = "blocks"\nmodule = "blocks.*"\n[[region]]\nname = "tail"\nmodule = "tail"\n'
@@ -125,7 +127,7 @@ def test_stop_writes_the_final_textfile_snapshot_and_it_passes_promtool(started,
     mon.stop()
     path = tmp_path / "snap" / "rank0.prom"
     text = path.read_text()
-    assert 'torch_compile_compiles_total{region="tail"} 1.0' in text
+    assert 'torch_compile_compiles_total{rank="0",region="tail"} 1.0' in text
     assert promtool_check(text).returncode == 0
 
 
@@ -134,6 +136,48 @@ def test_an_unreachable_pushgateway_is_counted_and_stop_returns(started):
                      Net())
     mon.stop()
     assert mon.ledger.totals()["errors"]["push"] == 1
+
+
+@pytest.fixture
+def pushgateway(tmp_path: Path):
+    """A real Pushgateway (Debian prometheus-pushgateway) on a free loopback port; its URL."""
+    tool = shutil.which("prometheus-pushgateway") or shutil.which("pushgateway")
+    if tool is None:
+        pytest.skip("prometheus-pushgateway is not installed (apt-get install prometheus-pushgateway)")
+    port = free_port()
+    proc = subprocess.Popen([tool, f"--web.listen-address=127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                scrape(f"{url}/-/ready")
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_two_ranks_push_to_a_real_pushgateway_into_their_own_groups(write_contract, pushgateway):
+    path = write_contract(HEADER + REGIONS + f'[monitor]\npushgateway = "{pushgateway}"\n')
+    for rank in ("0", "1"):
+        net = Net()
+        mon = Monitor(bind_applied(path, net), registry=CollectorRegistry(), logger=Events(), serve=False,
+                      environ={"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": "2"})
+        with torch.no_grad():
+            for _ in range(1 + int(rank)):  # rank 1 runs twice: its tail recompiles once more
+                net(torch.ones(4, 8))
+        mon.stop()
+        torch._dynamo.reset()
+    text = scrape(f"{pushgateway}/metrics")
+    for rank, tail in (("0", 1), ("1", 2)):
+        series = (f'torch_compile_compiles_total{{contract="test-net",instance="",job="torch_compile_contract",'
+                  f'rank="{rank}",region="tail"}}')
+        assert value(text, series) == tail
+    assert promtool_check(text).returncode == 0
 
 
 def test_a_scrape_that_fails_inside_the_collector_is_counted_not_raised(started):

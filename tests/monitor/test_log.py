@@ -44,3 +44,20 @@ def test_events_go_through_the_stdlib_logger_with_rank_fields(caplog):
     assert payload["event"] == "budget_exceeded" and payload["rank"] == 2 and payload["world_size"] == 4
     assert payload["level"] == "error" and records[-1].levelno == logging.ERROR
     assert isinstance(log, structlog.stdlib.BoundLogger)
+
+
+def test_events_print_without_logging_setup_and_go_to_the_application_once_it_configures_logging():
+    std, root = logging.getLogger(LOGGER_NAME), logging.getLogger()
+    saved = (std.handlers[:], root.handlers[:])
+    std.handlers.clear()
+    root.handlers.clear()
+    own, app = io.StringIO(), io.StringIO()
+    try:
+        log = make_logger("json", stream=own)
+        log.warning("recompile", region="a")
+        root.addHandler(logging.StreamHandler(app))  # the application's logging.basicConfig, after monitor.start()
+        log.warning("recompile", region="b")
+    finally:
+        std.handlers[:], root.handlers[:] = saved
+    assert [json.loads(line)["region"] for line in own.getvalue().splitlines()] == ["a"]
+    assert [json.loads(line)["region"] for line in app.getvalue().splitlines()] == ["b"]

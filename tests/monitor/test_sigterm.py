@@ -48,7 +48,7 @@ def test_sigterm_with_the_default_action_writes_the_snapshot_and_the_process_sti
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
     assert proc.returncode == -signal.SIGTERM, proc.stderr[-2000:]
     assert "survived" not in proc.stdout
-    assert 'torch_compile_compiles_total{region="lin"} 1.0' in (tmp_path / "snap" / "rank0.prom").read_text()
+    assert 'torch_compile_compiles_total{rank="0",region="lin"} 1.0' in (tmp_path / "snap" / "rank0.prom").read_text()
 
 
 def test_a_user_sigterm_handler_runs_after_the_snapshot_and_stop_puts_it_back(started, tmp_path, sigterm_restored):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-import monitor
 
 
 class LoopItem(nn.Module):

@@ -212,7 +212,7 @@ def test_a_pushgateway_that_accepts_but_never_answers_times_out_and_the_snapshot
     TALLY["faults_injected"] += 1
     assert mon.ledger.totals()["errors"]["push"] == 1
     assert [e["kind"] for e in events.named("monitor_error")] == ["push"]
-    assert 'torch_compile_compiles_total{region="b0"} 1.0' in (tmp_path / "final" / "rank0.prom").read_text()
+    assert 'torch_compile_compiles_total{rank="0",region="b0"} 1.0' in (tmp_path / "final" / "rank0.prom").read_text()
     TALLY["compiles"] += 1
 
 
@@ -480,6 +480,41 @@ def test_dataloader_workers_forked_after_start_while_scrapes_run_neither_hang_no
     TALLY["compiles"] += 4
 
 
+def wait_child(pid: int, timeout: float = 60.0) -> int:
+    """The child's wait status; a child still running after `timeout` is killed and reported as hung (-1)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return -1
+
+
+def test_forked_children_neither_overwrite_the_final_snapshot_nor_hang_on_the_parents_server(start, tmp_path: Path):
+    model = Tower(1)
+    mon = start(regions(1) + '[monitor]\nport = 0\nsnapshot_path = "snap.prom"\n', model, serve=True)
+    sizes(model, [1, 2, 3])
+    statuses = []
+    for how in ("stop", "sigterm"):  # a worker's atexit runs stop(); DataLoader's terminate() sends SIGTERM
+        pid = os.fork()
+        if pid == 0:
+            try:
+                mon.stop() if how == "stop" else os.kill(os.getpid(), signal.SIGTERM)
+            finally:
+                os._exit(0)
+        statuses.append(wait_child(pid))
+        TALLY["faults_injected"] += 1
+    assert os.WIFEXITED(statuses[0]) and os.WEXITSTATUS(statuses[0]) == 0  # no wait for a server thread it lacks
+    assert os.WIFSIGNALED(statuses[1]) and os.WTERMSIG(statuses[1]) == signal.SIGTERM  # still dies by SIGTERM
+    assert not (tmp_path / "snap.prom").exists()  # the children's stale ledgers were never exported
+    sizes(model, [4])
+    mon.stop()
+    assert 'torch_compile_compiles_total{rank="0",region="b0"} 4.0' in (tmp_path / "snap.prom").read_text()
+
+
 SIGTERM_SCRIPT = """
 import signal, sys, time
 from pathlib import Path
@@ -527,14 +562,14 @@ def test_sigterm_during_a_compile_in_an_engine_that_exits_on_sigterm_still_write
     assert proc.returncode == 128 + signal.SIGTERM
     assert "Traceback" not in proc.stderr.read()
     text = (tmp_path / "snap.prom").read_text()
-    assert 'torch_compile_compiles_total{region="b0"}' in text
+    assert 'torch_compile_compiles_total{rank="0",region="b0"}' in text
 
 
 @pytest.mark.slow
 def test_sigterm_during_a_compile_with_the_default_signal_action_still_writes_the_final_snapshot(tmp_path):
     proc = sigterm_during_compile(tmp_path, "default")
     assert proc.returncode == -signal.SIGTERM  # still "killed by SIGTERM" after the snapshot
-    assert 'torch_compile_compiles_total{region="b0"}' in (tmp_path / "snap.prom").read_text()
+    assert 'torch_compile_compiles_total{rank="0",region="b0"}' in (tmp_path / "snap.prom").read_text()
 
 
 # ---- the Inductor cache directory disappearing under a running job -----------------------------------------------

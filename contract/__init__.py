@@ -1,9 +1,11 @@
 """torch-compile-contract, startup side: `enforce(model, path)` checks a model against its contract and applies it.
 
-Imports are lazy so `compile-contract doctor` and `rules` start without importing torch.
+Imports are lazy so `compile-contract doctor` and `rules` start without importing torch. `check` and `load` are not
+exported: they are also submodule names, so after `import contract.check` the attribute would be the module.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from contract.env import EnvSnapshot, take_snapshot
@@ -11,20 +13,21 @@ from contract.env import EnvSnapshot, take_snapshot
 ENV_AT_IMPORT: EnvSnapshot = take_snapshot()
 """The environment before torch's compiler read it (import `contract` first to tell user-set cache variables)."""
 
-__all__ = ["enforce", "check", "ContractViolation", "ContractFileError", "load", "Binding"]
+__all__ = ["enforce", "ContractViolation", "ContractFileError", "Binding"]
+
+_LAZY = {"enforce": "contract.check", "ContractViolation": "contract.check", "ContractFileError": "contract.load",
+         "Binding": "contract.binding"}
+"""Exported name -> the submodule defining it (imported on first access: binding imports torch)."""
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("enforce", "check", "ContractViolation"):
-        from contract import check as _check
+    """Resolve an exported name on first access; `importlib` never re-enters this hook (a `from contract` would)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'contract' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
-        return getattr(_check, name)
-    if name in ("load", "ContractFileError"):
-        from contract import load as _load
 
-        return getattr(_load, name)
-    if name == "Binding":
-        from contract.binding import Binding
-
-        return Binding
-    raise AttributeError(name)
+def __dir__() -> list[str]:
+    """Module attributes plus the lazily exported names."""
+    return sorted({*globals(), *__all__})

@@ -102,10 +102,14 @@ def bind(contract: Contract, model: nn.Module) -> tuple[Binding, list[Finding]]:
 
 
 def _claim(binding: Binding, rb: RegionBinding, matched: list, method: str, findings: list[Finding]) -> None:
-    """Claim `method` on each matched module; missing methods and double claims are findings."""
+    """Claim `method` on each matched module; missing or unreadable methods and double claims are findings."""
     region = rb.region
     for path, module in matched:
-        if not callable(getattr(module, method, None)):
+        fn, error = _read_method(module, method)
+        if error is not None:
+            findings.append(_unreadable(region, path, module, method, error))
+            return
+        if not callable(fn):
             findings.append(_no_method(region, path, module, method))
             return
         key = (id(module), method)
@@ -115,7 +119,7 @@ def _claim(binding: Binding, rb: RegionBinding, matched: list, method: str, find
                 region.loc("module"), f"{_shown(path)}.{method} is already claimed by region {other.region!r}",
                 "narrow one of the globs or change methods so each module method belongs to one region"))
             continue
-        unknown = _unknown_dims(region, getattr(module, method))
+        unknown = _unknown_dims(region, fn)
         if unknown:
             findings.append(unknown)
             return
@@ -124,6 +128,23 @@ def _claim(binding: Binding, rb: RegionBinding, matched: list, method: str, find
                         via_call_impl=method == "forward" and region.enabled)
         binding.by_target[key] = target
         rb.targets.append(target)
+
+
+def _read_method(module: nn.Module, method: str) -> tuple[Any, Exception | None]:
+    """The attribute, or the exception reading it raised (a property may raise anything; the user's code runs)."""
+    try:
+        return getattr(module, method, None), None
+    except Exception as exc:
+        return None, exc
+
+
+def _unreadable(region: Region, path: str, module: nn.Module, method: str, error: Exception) -> Finding:
+    """CC503 for a claimed name whose lookup raises (typically a property), naming the exception."""
+    text = " ".join(str(error).split())
+    raised = f"{type(error).__name__}: {text[:200]}" if text else type(error).__name__
+    return cc5xx.NO_METHOD.finding(
+        region.loc("methods"), f"reading {_shown(path)}.{method} ({type(module).__name__}) raised {raised}",
+        f"make {method} a plain method (a property that raises cannot be compiled), or remove it from methods")
 
 
 def _unknown_dims(region: Region, fn: Callable) -> Finding | None:
@@ -158,12 +179,42 @@ def _no_match(region: Region, names: list[str]) -> Finding:
 
 
 def _no_method(region: Region, path: str, module: nn.Module, method: str) -> Finding:
-    """CC503 with the module's public methods as candidates."""
-    public = sorted(n for n in dir(type(module)) if not n.startswith("_") and callable(getattr(type(module), n, None)))
-    close = difflib.get_close_matches(method, public, n=3)
-    hint = f"did you mean {', '.join(close)}?" if close else "list a method the module defines"
+    """CC503 with the closest public methods as candidates, else the module's own public methods."""
     return cc5xx.NO_METHOD.finding(region.loc("methods"),
-                                   f"{_shown(path)} ({type(module).__name__}) has no method {method!r}", hint)
+                                   f"{_shown(path)} ({type(module).__name__}) has no method {method!r}",
+                                   _methods_hint(module, method))
+
+
+MAX_LISTED_METHODS = 8
+"""Candidates listed in a CC503 fix line when none is close to the name written."""
+
+
+def _methods_hint(module: nn.Module, method: str) -> str:
+    """`did you mean ...?`, else `use one of its methods: ...` (`forward` and what its classes add to nn.Module)."""
+    public = public_methods(type(module))
+    close = difflib.get_close_matches(method, public, n=3)
+    if close:
+        return f"did you mean {', '.join(close)}?"
+    base = set(public_methods(nn.Module)) - {"forward"}
+    ordered = [n for n in public if n not in base] or public
+    shown = ordered[:MAX_LISTED_METHODS]
+    more = ", ..." if len(ordered) > len(shown) else ""
+    return f"use one of its methods: {', '.join(shown)}{more}" if shown else "define the method on the module's class"
+
+
+def public_methods(cls: type) -> list[str]:
+    """Public callables a class defines or inherits, sorted (class-level lookup: no property or user code runs)."""
+    out = []
+    for name in dir(cls):
+        if name.startswith("_"):
+            continue
+        try:
+            attr = inspect.getattr_static(cls, name)
+        except AttributeError:
+            continue
+        if callable(attr) or isinstance(attr, (staticmethod, classmethod)):
+            out.append(name)
+    return sorted(out)
 
 
 def _nested(binding: Binding) -> list[Finding]:

@@ -1,11 +1,13 @@
-"""`compile-contract`: check, rules, explain. Exit 0 ok, 1 error findings, 2 usage errors (one line, no traceback)."""
+"""`compile-contract`: check, doctor, rules, explain. Exit 0 ok, 1 error findings, 2 usage or internal errors (one
+line on stderr, no traceback)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import sys
-from typing import Sequence
+from typing import Iterator, Sequence
 
 
 class UsageError(Exception):
@@ -26,6 +28,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `compile-contract explain X | head`: the reader left; no traceback at exit either
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as exc:  # a bug of ours: exit 2, so a launcher never reads a crash as a refusal (exit 1)
+        print(f"compile-contract: internal error: {_one_line(exc)} (please report)", file=sys.stderr)
+        return 2
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """`Type: message` folded to one bounded line."""
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,9 +76,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         meta = contract.meta if contract else None
         model_ref = args.model or (meta.model if meta else None)
         step_ref = args.step or (meta.step if meta else None)
-        model = build_model(model_ref) if model_ref else None
-        step = resolve(step_ref, "step") if step_ref else None
-        contract, binding, findings = check(args.contract, model, step=step, strict=args.strict)
+        with _stdout_to_stderr():
+            model = build_model(model_ref) if model_ref else None
+            step = resolve(step_ref, "step") if step_ref else None
+            contract, binding, findings = check(args.contract, model, step=step, strict=args.strict)
     except (ContractFileError, RefError) as exc:
         raise UsageError(str(exc)) from None
     if contract is not None and model is None and not has_errors(findings):
@@ -89,17 +102,49 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         _, findings = doctor(args.contract, strict=args.strict)
     except ContractFileError as exc:
         raise UsageError(str(exc)) from None
-    label = args.contract or "(no contract: torch defaults)"
-    print(render_json(findings, label) if args.format == "json" else render_text(findings, label, summary="(doctor)"))
+    if args.format == "json":
+        print(render_json(findings, args.contract))
+    else:
+        print(render_text(findings, args.contract or "(no contract: torch defaults)", title="doctor"))
     return 1 if has_errors(findings) else 0
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """While the user's model, step and imports run, their prints go to stderr: stdout carries only the report."""
+    sys.stdout.flush()
+    saved = _redirect_fd(1, 2)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _redirect_fd(fd: int, to: int) -> int | None:
+    """Point `fd` at `to` (output of subprocesses and C code), returning a copy of the old one; None when
+    sys.stdout is not that fd (captured or replaced in-process), where the Python-level redirect is enough."""
+    try:
+        if sys.stdout.fileno() != fd:
+            return None
+    except (AttributeError, OSError, ValueError):
+        return None
+    saved = os.dup(fd)
+    os.dup2(to, fd)
+    return saved
+
+
 def _summary(binding: object) -> str:
+    from contract.report import n_of
+
     if binding is None:
         return ""
     regions = binding.regions  # type: ignore[attr-defined]
     targets = sum(len(rb.targets) for rb in regions.values())
-    return f"({len(regions)} regions, {targets} module methods)"
+    return f"({n_of(len(regions), 'region')}, {n_of(targets, 'module method')})"
 
 
 def _regions(binding: object) -> dict[str, list[str]]:

@@ -40,7 +40,8 @@ class Contract:
     defaults: Settings
     """`[defaults]`."""
     regions: tuple[Region, ...]
-    """Resolved regions, in document order (those whose name or module is invalid are left out)."""
+    """Resolved regions, in document order (those without a valid module are left out; one with a bad or missing
+    name is kept under its placeholder `region[i]`, so its other findings are reported too)."""
     cache: CacheSpec = field(default_factory=CacheSpec)
     """`[cache]`."""
     monitor: MonitorSpec = field(default_factory=MonitorSpec)
@@ -49,6 +50,8 @@ class Contract:
     """`[probe]`."""
     allow: tuple[AllowSpec, ...] = ()
     """`[[allow]]` entries."""
+    region_tables: int = 0
+    """How many `[[region]]` tables the document writes, valid or not (0: the contract binds nothing, CC009)."""
 
     @property
     def name(self) -> str:
@@ -76,8 +79,16 @@ def load(path: str | Path) -> tuple[Contract | None, list[Finding]]:
         defaults=sections.get("defaults") or Settings(), regions=regions,
         cache=sections.get("cache") or CacheSpec(), monitor=sections.get("monitor") or MonitorSpec(),
         probe=sections.get("probe") or ProbeSpec(), allow=tuple(a for a in sections.get("allow") or () if a is not None),
+        region_tables=_count_tables(data.get("region")),
     )
     return contract, findings
+
+
+def _count_tables(value: Any) -> int:
+    """Entries of a `[[region]]` array as written (a single `[region]` table counts as one: CC007 reports it)."""
+    if value is None:
+        return 0
+    return len(value) if isinstance(value, list) else 1
 
 
 def _read(path: Path) -> bytes:
@@ -214,19 +225,41 @@ def _validate_array(key: str, value: Any, findings: list[Finding]) -> list[Any]:
         findings.append(cc0xx.TOO_LARGE.finding(key, f"{len(value)} regions (limit {MAX_REGIONS})",
                                                 "cover many modules with one glob region (model.layers.*)"))
         return []
+    if key == "region":
+        return [_validate_region(item, i, findings) for i, item in enumerate(value)]
     return [_validate_table(SECTIONS[key], item, (key, i), findings) for i, item in enumerate(value)]
 
 
-def _validate_table(model: type, value: dict[str, Any], loc: tuple, findings: list[Finding]) -> Any:
-    """Validate one table; on errors, report them all, then retry without the bad keys to keep the rest."""
+_FILL_NAME = "_"
+"""A valid name the retry of a region with a bad or missing `name` validates with, before it gets its placeholder."""
+
+
+def _validate_region(item: dict[str, Any], index: int, findings: list[Finding]) -> RegionSpec | None:
+    """A region whose `name` is bad or missing is still checked, as `region[i]`, so its other findings show too."""
+    spec = _validate_table(RegionSpec, item, ("region", index), findings, fill={"name": _FILL_NAME})
+    if spec is None or item.get("name") == spec.name:
+        return spec
+    return spec.model_copy(update={"name": placeholder_name(index)})
+
+
+def placeholder_name(index: int) -> str:
+    """The name a region with an invalid `name` is checked under; never a valid name, so it cannot collide."""
+    return f"region[{index}]"
+
+
+def _validate_table(model: type, value: dict[str, Any], loc: tuple, findings: list[Finding],
+                    fill: dict[str, Any] | None = None) -> Any:
+    """Validate one table; on errors, report them all, then retry without the bad keys (`fill` stands in for
+    those of its keys that are bad or missing) to keep the rest."""
     try:
         return model.model_validate(value)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
     findings.extend(_error_finding(model, value, loc, err) for err in _dedupe(errors, value))
     bad = {err["loc"][0] for err in errors if err["loc"] and err["type"] != "missing"}
+    kept = {k: v for k, v in value.items() if k not in bad}
     try:
-        return model.model_validate({k: v for k, v in value.items() if k not in bad})
+        return model.model_validate({**(fill or {}), **kept})
     except ValidationError:
         return None
 
@@ -267,7 +300,7 @@ def _error_finding(model: type, value: dict[str, Any], loc: tuple, err: dict) ->
     if err["type"] == "missing":
         return cc0xx.MISSING_KEY.finding(where, f"{full[-1]} is required", f"add {full[-1]} = ... to {format_loc(loc)}")
     got = _preview(err.get("input"))
-    return cc0xx.INVALID_VALUE.finding(where, f"{_message(err)} (got {got})", _fix_for(model, err))
+    return cc0xx.INVALID_VALUE.finding(where, f"{_message(err)} (got {got})", _fix_for(err))
 
 
 def _unknown_key(loc: tuple, known: list[str]) -> Finding:
@@ -291,26 +324,44 @@ _FIXES = {
     "int_type": "write {name} as an integer, without quotes",
     "float_type": "write {name} as a number, without quotes",
     "string_type": "write {name} as a quoted string",
-    "list_type": "write {name} as an array, e.g. [\"forward\"]",
-    "dict_type": "write {name} as a table, e.g. {{ key = value }}",
+    "list_type": "write {name} as an array, e.g. {example}",
+    "dict_type": "write {name} as an inline table, e.g. {name} = {{ key = value }}",
     "greater_than_equal": "use a value >= {ge}",
     "greater_than": "use a value > {gt}",
     "less_than_equal": "use a value <= {le}",
     "literal_error": "use one of: {expected}",
     "string_pattern_mismatch": "use a value matching {pattern}",
     "string_too_short": "use a non-empty value",
+    "string_too_long": "shorten {name} to at most {max_length} characters",
+    "too_short": "list at least {min_length} item in {name}, e.g. {example}",
+    "too_long": "list at most {max_length} items in {name}; cover the rest with another region",
 }
+"""Fix templates by pydantic error type; the schema's own validators carry their fix in the error (`ctx["fix"]`)."""
+
+_FIELD_FIXES = {
+    ("remote", "string_pattern_mismatch"): 'write remote = "redis://host:6379" (rediss:// for TLS)',
+    ("code", "string_pattern_mismatch"): 'write code = "CC301": CC and three digits (`compile-contract rules` lists them)',
+}
+"""Fixes for built-in constraints where the field gives a better example than the constraint does."""
+
+_EXAMPLES = {"methods": '["forward"]', "dynamic_dims": "[1]"}
+"""Example values by top-level field, for the array fixes."""
 
 
-def _fix_for(model: type, err: dict) -> str:
-    """A fix line from the error type, else from the field's own documentation."""
+def _fix_for(err: dict) -> str:
+    """A fix line: the validator's own, else one for the field, else one for the error type."""
     name = next((p for p in reversed(err["loc"]) if isinstance(p, str)), "the value")
+    field_name = str(err["loc"][0]) if err["loc"] else name
+    ctx = err.get("ctx") or {}
+    if "fix" in ctx:
+        return str(ctx["fix"]).replace("{name}", name)
+    fix = _FIELD_FIXES.get((field_name, err["type"]))
+    if fix:
+        return fix
     template = _FIXES.get(err["type"])
     if template:
-        return template.format(name=name, **(err.get("ctx") or {}))
-    info = model.model_fields.get(err["loc"][0]) if err["loc"] else None
-    doc = info.description.splitlines()[0] if info is not None and info.description else "see README"
-    return f"{err['loc'][0]}: {doc}"
+        return template.format(**{**ctx, "name": name, "example": _EXAMPLES.get(field_name, "[...]")})
+    return f"correct {field_name} (`compile-contract explain CC003`; README, Contract reference)"
 
 
 def _preview(value: Any) -> str:
@@ -327,7 +378,8 @@ def format_loc(loc: tuple) -> str:
     return out
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""TOML bare keys (a key containing a dot, such as the option `triton.cudagraphs`, is quoted)."""
 
 
 def _loc_key(key: object) -> str:

@@ -6,17 +6,9 @@ import json
 from contract.findings import Finding
 
 
-def render_text(findings: list[Finding], path: str, *, summary: str = "") -> str:
+def render_text(findings: list[Finding], path: str, *, summary: str = "", title: str = "contract check") -> str:
     """Header, then `LOCATION: CODE message` with its `fix:` line, errors first."""
-    errors = sum(f.severity == "error" for f in findings)
-    warnings = len(findings) - errors
-    if errors:
-        head = f"contract check failed: {_n(len(findings), 'finding')} in {path} ({_n(errors, 'error')}, {_n(warnings, 'warning')})"
-    elif warnings:
-        head = f"contract check passed with {_n(warnings, 'warning')}: {path}"
-    else:
-        head = f"contract check passed: {path}"
-    lines = [head + (f" {summary}" if summary else "")]
+    lines = [_header(findings, path, title) + (f" {summary}" if summary else "")]
     for f in findings:
         tag = "" if f.severity == "error" else " (warning)"
         lines.append(f"{f.location}: {f.code}{tag} {f.message}")
@@ -24,11 +16,27 @@ def render_text(findings: list[Finding], path: str, *, summary: str = "") -> str
     return "\n".join(lines)
 
 
-def render_json(findings: list[Finding], path: str, **extra: object) -> str:
-    """`{"ok", "contract", "findings": [{code, severity, location, message, fix}]}`; keys are stable."""
+def _header(findings: list[Finding], path: str, title: str) -> str:
+    """`TITLE failed: N findings in PATH (E errors, W warnings)`, `TITLE passed with W warnings: PATH` or `passed`."""
+    errors = sum(f.severity == "error" for f in findings)
+    warnings = len(findings) - errors
+    if errors:
+        return (f"{title} failed: {n_of(len(findings), 'finding')} in {path} "
+                f"({n_of(errors, 'error')}, {n_of(warnings, 'warning')})")
+    if warnings:
+        return f"{title} passed with {n_of(warnings, 'warning')}: {path}"
+    return f"{title} passed: {path}"
+
+
+def render_json(findings: list[Finding], path: str | None, **extra: object) -> str:
+    """`{"ok", "contract", "findings": [{code, severity, location, message, fix}]}`; keys are stable.
+
+    `contract` is null when no contract file was given (`doctor` on torch's defaults).
+    """
     ok = not any(f.severity == "error" for f in findings)
     return json.dumps({"ok": ok, "contract": path, "findings": [f.to_dict() for f in findings], **extra}, indent=2)
 
 
-def _n(count: int, word: str) -> str:
+def n_of(count: int, word: str) -> str:
+    """`1 region`, `2 regions`: counts in one-line reports read as English."""
     return f"{count} {word}{'' if count == 1 else 's'}"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
@@ -18,13 +19,16 @@ _REGION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
 _GLOB_SEGMENT = re.compile(r"^(\*\*|[A-Za-z0-9_*?\[\]!-]+)$")
 
 
-def _custom(kind: str, message: str) -> PydanticCustomError:
-    return PydanticCustomError(kind, message)
+def _custom(kind: str, message: str, fix: str) -> PydanticCustomError:
+    """A validation error carrying its own one-line fix (`{name}` is replaced by the key it is reported at)."""
+    return PydanticCustomError(kind, message, {"fix": fix})
 
 
 def _import_ref(value: str) -> str:
     if not _IMPORT_REF.match(value):
-        raise _custom("import_ref", 'must look like "package.module:attribute"')
+        raise _custom("import_ref", 'must look like "package.module:attribute"',
+                      'write {name} = "package.module:attribute" (dotted import path, one colon, no spaces), '
+                      'e.g. "my_pkg.models:build"')
     return value
 
 
@@ -32,34 +36,78 @@ def _torch_spec(value: str) -> str:
     try:
         SpecifierSet(value)
     except InvalidSpecifier:
-        raise _custom("version_spec", 'must be a version requirement such as ">=2.11" or ">=2.11,<2.14"') from None
+        raise _custom("version_spec", 'must be a version requirement such as ">=2.11" or ">=2.11,<2.14"',
+                      _torch_spec_fix(value)) from None
     return value
+
+
+def _torch_spec_fix(value: str) -> str:
+    """Suggest `>=VERSION` for a bare version (the usual mistake), else the syntax."""
+    try:
+        Version(value.strip())
+    except InvalidVersion:
+        return 'write {name} = ">=2.11": an operator before each version, commas between them (">=2.11,<2.14")'
+    return f'write {{name}} = ">={value.strip()}" (or "=={value.strip()}.*" to pin that release)'
 
 
 def _region_name(value: str) -> str:
     if not _REGION_NAME.match(value):
-        raise _custom("region_name", "must start with a letter or _, then up to 63 of letters, digits, _ . : -")
+        raise _custom("region_name", "must start with a letter or _, then up to 63 of letters, digits, _ . : -",
+                      f'write {{name}} = "{_as_region_name(value)}" (a letter or _, then letters, digits, _ . : -; '
+                      f'at most 64)')
     return value
+
+
+def _as_region_name(value: str) -> str:
+    """The closest valid region name: other characters become `_`, a leading digit gets a `_` prefix."""
+    name = re.sub(r"[^A-Za-z0-9_.:-]", "_", value.strip())
+    name = name if re.match(r"^[A-Za-z_]", name) else "_" + name
+    return name[:64]
 
 
 def _module_glob(value: str) -> str:
     if value == "":
         return value
     if not all(_GLOB_SEGMENT.match(seg) for seg in value.split(".")):
-        raise _custom("module_glob", 'must be dotted module names; "*" matches one segment, "**" several, "" the root')
+        raise _custom("module_glob", 'must be dotted module names; "*" matches one segment, "**" several, "" the root',
+                      f"write {{name}} = {_as_module_glob(value)} (names from model.named_modules(); \"*\" one "
+                      f"segment, \"**\" several, \"\" the root)")
     return value
+
+
+def _as_module_glob(value: str) -> str:
+    """The glob with `/`, spaces and empty segments dropped, when that makes it valid; else an example."""
+    segments = [seg for seg in re.split(r"[./\s]+", value.strip()) if seg]
+    if segments and all(_GLOB_SEGMENT.match(seg) for seg in segments):
+        return '"' + ".".join(segments) + '"'
+    return '"layers.*"'
 
 
 def _identifier(value: str) -> str:
     if not _IDENT.match(value):
-        raise _custom("identifier", "must be a Python identifier")
+        raise _custom("identifier", "must be a Python identifier",
+                      f'write a Python identifier as the method or argument is spelled in the code, e.g. '
+                      f'"{_as_identifier(value)}"')
     return value
+
+
+def _as_identifier(value: str) -> str:
+    """The closest identifier: other characters become `_`, a leading digit gets a `_` prefix."""
+    name = re.sub(r"\W", "_", value.strip(), flags=re.ASCII) or "forward"
+    return name if not name[0].isdigit() else "_" + name
 
 
 def _dynamic(value: Any) -> bool | str:
     if value is True or value is False or value == "auto":
         return value
-    raise _custom("dynamic_value", 'must be true, false or "auto"')
+    raise _custom("dynamic_value", 'must be true, false or "auto"', _dynamic_fix(value))
+
+
+def _dynamic_fix(value: Any) -> str:
+    """`true`/`false` written as strings is the usual mistake: say to drop the quotes."""
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return f"write {{name}} = {value.strip().lower()}, without quotes"
+    return 'write {name} = true (every shape dynamic), false (static) or "auto" (dynamic after a shape change)'
 
 
 ImportRef = Annotated[str, AfterValidator(_import_ref)]

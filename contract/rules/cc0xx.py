@@ -1,7 +1,9 @@
 """CC0xx: the contract document itself (TOML syntax, schema, limits)."""
 from __future__ import annotations
 
-from contract.findings import Rule
+from typing import Any
+
+from contract.findings import Finding, Rule
 
 UNKNOWN_KEY = Rule(code="CC001", name="unknown-key", severity="error", doc="""\
 ## What it does
@@ -159,4 +161,38 @@ reason = "counter is reset every step"
 Delete the entry, or correct its `code` and `where` to the finding's exact code and location.
 """)
 
-RULES = (UNKNOWN_KEY, TOML_SYNTAX, INVALID_VALUE, MISSING_KEY, DUPLICATE_REGION, TOO_LARGE, WRONG_SHAPE, UNUSED_ALLOW)
+NO_REGIONS = Rule(code="CC009", name="no-regions", severity="warning", doc="""\
+## What it does
+Warns when a contract checked against a model (`compile-contract check`, `contract.enforce()`) has no `[[region]]`
+table at all. `doctor`, which never binds the model, does not report it.
+
+## Why it matters
+Regions are what the contract compiles, monitors and budgets: a contract without one binds nothing, so the start
+passes and nothing is enforced. It is usually a contract written for `doctor` (only `[cache]`) handed to `check`,
+or `[[regions]]` misspelled (also CC001).
+
+## Example
+```toml
+[contract]
+name = "llama-decode"
+model = "my_pkg.models:build"   # expect: CC009 (no [[region]] below)
+
+[cache]
+fx_graph_cache = true
+```
+
+## Fix
+Add a `[[region]]` with `name` and `module` (`module = ""` is the whole model), one per part of the model you compile.
+""")
+
+RULES = (UNKNOWN_KEY, TOML_SYNTAX, INVALID_VALUE, MISSING_KEY, DUPLICATE_REGION, TOO_LARGE, WRONG_SHAPE, UNUSED_ALLOW,
+         NO_REGIONS)
+
+
+def check_has_regions(ctx: Any) -> list[Finding]:
+    """CC009 when the document bound to a model writes no `[[region]]` (document-only checks and doctor skip it)."""
+    if ctx.binding is None or ctx.contract.region_tables:
+        return []
+    return [NO_REGIONS.finding("region", "the contract has no [[region]]: nothing is compiled, monitored or budgeted",
+                               'add a [[region]] with name and module, e.g. name = "model" and module = "" '
+                               "for the whole model")]

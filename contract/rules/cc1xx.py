@@ -7,6 +7,7 @@ half-compiled. torch is imported lazily (inside the checks) so `compile-contract
 from __future__ import annotations
 
 import difflib
+import json
 import typing
 from typing import Any, Iterable
 
@@ -56,7 +57,9 @@ Use one of: default, reduce-overhead, max-autotune-no-cudagraphs, max-autotune (
 
 UNKNOWN_OPTION = Rule(code="CC103", name="unknown-option", severity="error", doc="""\
 ## What it does
-Checks every key of `options` against `torch._inductor.list_options()` (`-` is read as `_`, as torch does).
+Checks every key of `options` against `torch._inductor.list_options()` (`-` is read as `_`, as torch does). An
+option written as a dotted key (`options.triton.cudagraphs = true`) is a nested table in TOML, not the option
+`triton.cudagraphs`: it is reported with the quoted form to write instead. Suggestions never name private options.
 
 ## Why it matters
 `torch.compile` raises `RuntimeError: Unexpected optimization option` for a misspelled option; options also come
@@ -71,7 +74,8 @@ options = { max_autotun = true }   # CC103: did you mean max_autotune?
 ```
 
 ## Fix
-Use an option name this torch knows (see `torch._inductor.list_options()`), or drop it.
+Use an option name this torch knows (see `torch._inductor.list_options()`), or drop it. Quote names that contain
+dots: `options = { "triton.cudagraphs" = true }`.
 """)
 
 OPTION_TYPE = Rule(code="CC104", name="option-type", severity="error", doc="""\
@@ -370,13 +374,49 @@ def _inductor_options(defaults: Any, region: Region) -> list[Finding]:
             continue
         loc = _loc(defaults, region, "options", key)
         name = key.replace("-", "_")
-        if name not in types:
+        if name not in types and isinstance(value, dict):
+            out.append(_nested_options(loc, key, value, types))
+        elif name not in types:
             out.append(UNKNOWN_OPTION.finding(loc, f"unknown inductor option {key!r}",
-                                              _suggest(name, list(types), "check torch._inductor.list_options(); use")))
+                                              _suggest(name, _public(types), "check torch._inductor.list_options(); use")))
         elif _wrong_type(value, types[name]):
             out.append(OPTION_TYPE.finding(loc, f"option {key!r} must be {_type_name(types[name])}, got "
                                            f"{type(value).__name__} {value!r}", f"write {key} as a {_type_name(types[name])}"))
     return out
+
+
+def _nested_options(loc: str, key: str, value: dict, types: dict[str, Any]) -> Finding:
+    """CC103 for `options.triton.cudagraphs = true`: TOML reads dotted keys as nested tables, torch wants flat names."""
+    flat = _flatten(key, value)
+    if not flat:
+        return UNKNOWN_OPTION.finding(loc, f"options.{key} is an empty table, not an inductor option",
+                                      f"remove options.{key}")
+    table = "{ " + ", ".join(f"{json.dumps(name)} = {json.dumps(v, default=str)}" for name, v in flat) + " }"
+    return UNKNOWN_OPTION.finding(loc, f"options.{key} is a nested table, not an inductor option (the dotted key "
+                                  f"options.{flat[0][0]} makes nested tables)",
+                                  f"write options = {table} (quote keys that contain dots){_unknown_note(flat, types)}")
+
+
+def _unknown_note(flat: list[tuple[str, Any]], types: dict[str, Any]) -> str:
+    """`; 'x.y' is not an option either: ...` when a flattened name is unknown too, so one run shows both."""
+    unknown = [name.replace("-", "_") for name, _ in flat if name.replace("-", "_") not in types]
+    if not unknown:
+        return ""
+    return f"; {unknown[0]!r} is not an option either: {_suggest(unknown[0], _public(types), 'use')}"
+
+
+def _flatten(prefix: str, table: dict) -> list[tuple[str, Any]]:
+    """Nested tables back to dotted option names: {"triton": {"cudagraphs": True}} -> [("triton.cudagraphs", True)]."""
+    out: list[tuple[str, Any]] = []
+    for key, value in table.items():
+        name = f"{prefix}.{key}"
+        out += _flatten(name, value) if isinstance(value, dict) and value else [(name, value)]
+    return out
+
+
+def _public(names: Iterable[str]) -> list[str]:
+    """Names worth suggesting: no private (`_x`) or constant (`TYPE_CHECKING`) names of torch's config modules."""
+    return [n for n in names if not n.startswith("_") and not n.isupper()]
 
 
 def _wrong_type(value: Any, declared: Any) -> bool:

@@ -6,7 +6,9 @@ switches are read only when the compiler is already loaded (`check`), never load
 """
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import socket
 import ssl
 import stat
@@ -148,8 +150,10 @@ Free space or inodes (clean old cache entries), move the cache dir, or lower the
 INSECURE = Rule(code="CC207", name="cache-dir-insecure", severity="error", doc="""\
 ## What it does
 Checks the cache dir and every parent, both as written and after resolving symlinks: none may be writable by
-other users without the sticky bit, the dir must be owned by this user, and no parent may be owned by another
-user (root excepted).
+other users without the sticky bit, whether through the world bits or through a group that has members other
+than this user, the owner and root (from the group database and the users whose primary group it is; a user
+private group is fine); the dir must be owned by this user, and no parent may be owned by another user (root
+excepted).
 
 ## Why it matters
 Inductor loads compiled code from this directory. Anyone who can write it, or replace it, can plant code that
@@ -165,8 +169,8 @@ dir = "/shared/open/inductor"   # expect: CC207 (/shared/open is mode 0777)
 ```
 
 ## Fix
-Use a dir owned by the job's user under parents only it (or root) can write: `chmod o-w` the parent, or add the
-sticky bit (`chmod +t`), or move the cache dir.
+Use a dir owned by the job's user under parents only it (or root) can write: `chmod o-w` (or `chmod g-w` for a
+shared group) the parent, or add the sticky bit (`chmod +t`), or move the cache dir.
 """)
 
 CACHE_DISABLED = Rule(code="CC208", name="required-cache-disabled", severity="error", doc="""\
@@ -191,7 +195,8 @@ Unset the variable (or export it as `1`) before Python starts, or set the contra
 REMOTE_DOWN = Rule(code="CC209", name="remote-cache-unreachable", severity="error", doc="""\
 ## What it does
 With `remote = "redis://host:port"`, connects to the Redis server (short timeout, TLS for `rediss://`, `AUTH`
-when the URL has a password) and expects `PONG` to a `PING`.
+when the URL has a password, `AUTH user password` for an ACL user: `redis://user:pass@host:port`) and expects
+`PONG` to a `PING`.
 
 ## Why it matters
 Every rank would otherwise start by timing out against the remote cache and compile from scratch, which is the
@@ -451,7 +456,7 @@ def insecure(path: str, uid: int | None = None) -> list[Finding]:
     for p in _prefixes(path):
         problem = _unsafe(p, is_dir=p in (path, os.path.realpath(path)), uid=uid)
         if problem:
-            out.append(INSECURE.finding(p, problem, _insecure_fix(p)))
+            out.append(INSECURE.finding(p, problem[0], problem[1]))
     return out
 
 
@@ -471,25 +476,60 @@ def _prefixes(path: str) -> list[str]:
     return seen
 
 
-def _unsafe(path: str, *, is_dir: bool, uid: int) -> str | None:
-    """Why someone else could write or replace this dir, or None."""
+def _unsafe(path: str, *, is_dir: bool, uid: int) -> tuple[str, str] | None:
+    """(why someone else could write or replace this dir, the fix), or None."""
     try:
         st = os.stat(path)
     except OSError:
         return None
     mode = stat.S_IMODE(st.st_mode)
-    if st.st_mode & stat.S_IWOTH and (is_dir or not st.st_mode & stat.S_ISVTX):
-        why = "" if not st.st_mode & stat.S_ISVTX else " (the sticky bit does not stop new files)"
-        return f"writable by every user (mode {mode:04o}){why}: others can plant code"
+    open_to_new_files = is_dir or not st.st_mode & stat.S_ISVTX
+    sticky = "" if not st.st_mode & stat.S_ISVTX else " (the sticky bit does not stop new files)"
+    if st.st_mode & stat.S_IWOTH and open_to_new_files:
+        return (f"writable by every user (mode {mode:04o}){sticky}: others can plant code",
+                f"chmod o-w {path} (or chmod +t), chown it to the job's user, or move the cache dir")
+    others = group_others(st.st_gid, exclude={uid, st.st_uid}) if st.st_mode & stat.S_IWGRP and open_to_new_files else []
+    if others:
+        shown = ", ".join(others[:4]) + (", ..." if len(others) > 4 else "")
+        return (f"writable by group {_group_name(st.st_gid)} (mode {mode:04o}){sticky}, whose members include "
+                f"{shown}: they can plant code", f"chmod g-w {path} (or chmod +t), chgrp it to a group only the "
+                f"job's user is in, or move the cache dir")
     if is_dir and st.st_uid != uid:
-        return f"owned by uid {st.st_uid}, not this process's uid {uid}: that user can plant code"
+        return (f"owned by uid {st.st_uid}, not this process's uid {uid}: that user can plant code",
+                f"chown {path} to the job's user, or move the cache dir")
     if not is_dir and st.st_uid not in (uid, 0):
-        return f"parent owned by uid {st.st_uid}: that user can replace the cache dir"
+        return (f"parent owned by uid {st.st_uid}: that user can replace the cache dir",
+                f"chown {path} to the job's user or root, or move the cache dir")
     return None
 
 
-def _insecure_fix(path: str) -> str:
-    return f"chmod o-w {path} (or chmod +t), chown it to the job's user, or move the cache dir"
+def group_others(gid: int, *, exclude: set[int]) -> list[str]:
+    """Users of group `gid` (listed members and users whose primary group it is), root and `exclude` left out.
+
+    A user private group (only its owner) gives none: group-writable is then as private as owner-writable.
+    """
+    try:
+        names = set(grp.getgrgid(gid).gr_mem)
+    except KeyError:
+        names = set()
+    names |= {pw.pw_name for pw in pwd.getpwall() if pw.pw_gid == gid}
+    return sorted(name for name in names if _uid_of(name) not in exclude | {0})
+
+
+def _uid_of(name: str) -> int:
+    """A user's uid (0, i.e. left out, for a listed member that is not a user: it cannot log in)."""
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        return 0
+
+
+def _group_name(gid: int) -> str:
+    """`name (gid N)` for messages, the bare gid when the group database has no entry."""
+    try:
+        return f"{grp.getgrgid(gid).gr_name} (gid {gid})"
+    except KeyError:
+        return f"gid {gid}"
 
 
 def _disabled(spec: Any, environ: Mapping[str, str], switches: dict[str, bool] | None) -> list[Finding]:
@@ -528,34 +568,52 @@ def _disabled_fix(where: str, name: str) -> str:
     return f"do not turn {where} off in code, or set [cache] {name} = false"
 
 
-def redis_address(url: str) -> tuple[str, int, str | None, bool]:
-    """(host, port, password, tls) from `redis://[user:pass@]host[:port][/db]`."""
+@dataclass(frozen=True, kw_only=True)
+class RedisAddress:
+    """Where a `redis://` URL points and how to authenticate there."""
+
+    host: str
+    """Host name or address (default `localhost`)."""
+    port: int
+    """TCP port (default 6379)."""
+    username: str | None = None
+    """ACL user from the URL (`redis://user:pass@...`); None for the default user."""
+    password: str | None = None
+    """Password from the URL, if any."""
+    tls: bool = False
+    """True for `rediss://`."""
+
+
+def redis_address(url: str) -> RedisAddress:
+    """Parse `redis[s]://[[user]:pass@]host[:port][/db]` (raises ValueError for a bad port)."""
     parts = urlsplit(url)
-    return (parts.hostname or "localhost", parts.port or 6379,
-            unquote(parts.password) if parts.password else None, parts.scheme == "rediss")
+    return RedisAddress(host=parts.hostname or "localhost", port=parts.port or 6379,
+                        username=unquote(parts.username) if parts.username else None,
+                        password=unquote(parts.password) if parts.password else None, tls=parts.scheme == "rediss")
 
 
 def check_remote(url: str, timeout_s: float = 1.0) -> list[Finding]:
-    """CC209: a real PING over RESP (TLS for rediss://, AUTH when the URL has a password)."""
+    """CC209: a real PING over RESP (TLS for rediss://, AUTH [user] password when the URL has a password)."""
     try:
-        host, port, password, tls = redis_address(url)
+        addr = redis_address(url)
     except ValueError as exc:
         return [REMOTE_DOWN.finding("cache.remote", f"cannot parse {url!r}: {exc}", 'write it as "redis://host:port"')]
-    problem = ping_redis(host, port, password=password, tls=tls, timeout_s=timeout_s)
+    problem = ping_redis(addr.host, addr.port, username=addr.username, password=addr.password, tls=addr.tls,
+                         timeout_s=timeout_s)
     if problem is None:
         return []
-    return [REMOTE_DOWN.finding("cache.remote", f"Redis at {host}:{port} does not answer: {problem}",
-                                f"start Redis on {host}:{port} or correct cache.remote; check the network path")]
+    return [REMOTE_DOWN.finding("cache.remote", f"Redis at {addr.host}:{addr.port} does not answer: {problem}",
+                                f"start Redis on {addr.host}:{addr.port} or correct cache.remote; check the network path")]
 
 
-def ping_redis(host: str, port: int, *, password: str | None = None, tls: bool = False,
+def ping_redis(host: str, port: int, *, password: str | None = None, username: str | None = None, tls: bool = False,
                timeout_s: float = 1.0) -> str | None:
-    """None when the server answers PONG, else why not (one line)."""
+    """None when the server answers PONG, else why not (one line); `AUTH user pass` for an ACL user."""
     try:
         with socket.create_connection((host, port), timeout=timeout_s) as raw:
             sock = ssl.create_default_context().wrap_socket(raw, server_hostname=host) if tls else raw
             if password is not None:
-                sock.sendall(_resp("AUTH", password))
+                sock.sendall(_resp("AUTH", *((username,) if username else ()), password))
                 reply = _read_line(sock)
                 if not reply.startswith(b"+OK"):
                     return f"AUTH refused ({reply.decode(errors='replace')[:80]})"
@@ -604,7 +662,7 @@ def _remote_unused(url: str, environ: Mapping[str, str], switches: dict[str, boo
         return out
     target = _torch_redis_target(environ)
     try:
-        wanted = redis_address(url)[:2]
+        wanted = _host_port(redis_address(url))
     except ValueError:
         return out  # CC209 already reports the unparsable URL
     if target != wanted:
@@ -617,7 +675,7 @@ def _torch_redis_target(environ: Mapping[str, str]) -> tuple[str, int]:
     """Where torch's Redis backend connects: TORCHINDUCTOR_REDIS_URL, else _HOST/_PORT (default localhost:6379)."""
     if environ.get("TORCHINDUCTOR_REDIS_URL"):
         try:
-            return redis_address(environ["TORCHINDUCTOR_REDIS_URL"])[:2]
+            return _host_port(redis_address(environ["TORCHINDUCTOR_REDIS_URL"]))
         except ValueError:
             return environ["TORCHINDUCTOR_REDIS_URL"], -1
     try:
@@ -625,3 +683,8 @@ def _torch_redis_target(environ: Mapping[str, str]) -> tuple[str, int]:
     except ValueError:
         port = -1
     return environ.get("TORCHINDUCTOR_REDIS_HOST", "localhost"), port
+
+
+def _host_port(addr: RedisAddress) -> tuple[str, int]:
+    """Where an address connects; credentials do not change which server torch talks to."""
+    return addr.host, addr.port

@@ -48,8 +48,9 @@ Narrow one glob (e.g. `layers.[1-9]*`) or list other `methods`, so each module m
 
 NO_METHOD = Rule(code="CC503", name="method-missing", severity="error", doc="""\
 ## What it does
-Reports a method named in `methods` that a matched module does not have (or that is not callable), listing the
-module's public methods.
+Reports a method named in `methods` that a matched module does not have, that is not callable, or whose lookup
+raises (a property that raises: the exception is named). Lists the closest public methods, else the module's own
+public methods (`forward` and those its class adds to `nn.Module`, first 8).
 
 ## Why it matters
 Compiling a misspelled method would fail at startup with an AttributeError, or worse compile nothing.
@@ -63,7 +64,7 @@ methods = ["decode_stepp"]   # CC503: did you mean decode_step?
 ```
 
 ## Fix
-Use a method the module defines.
+Use a method the module defines; make a raising property a plain method, or remove it from `methods`.
 """)
 
 NESTED = Rule(code="CC504", name="nested-region", severity="warning", doc="""\

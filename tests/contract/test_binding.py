@@ -57,3 +57,45 @@ def test_unmatched_glob_lists_candidates(write_contract) -> None:
     _, findings = bind(contract, Model())
     assert [(f.code, f.location) for f in findings] == [("CC501", "region[0].module")]
     assert "layers.0" in findings[0].fix
+
+
+class Decoder(nn.Module):
+    """A module with its own public methods and a property that raises when read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+    def prefill(self, x):
+        return self.lin(x)
+
+    def decode_step(self, x):
+        return self.lin(x)
+
+    @property
+    def generate(self):
+        raise RuntimeError("generation config not loaded")
+
+
+def test_a_claimed_property_that_raises_is_a_cc503_finding_naming_the_exception(write_contract) -> None:
+    contract, _ = load(write_contract('[contract]\nname="m"\n[[region]]\nname="d"\nmodule=""\nmethods=["generate"]\n'))
+    binding, findings = bind(contract, Decoder())
+    assert [(f.code, f.location) for f in findings] == [("CC503", "region[0].methods")]
+    assert "raised RuntimeError: generation config not loaded" in findings[0].message
+    assert binding.regions["d"].targets == []
+
+
+def test_a_missing_method_with_no_close_name_lists_the_modules_own_methods(write_contract) -> None:
+    contract, _ = load(write_contract('[contract]\nname="m"\n[[region]]\nname="d"\nmodule=""\nmethods=["zzz"]\n'))
+    _, [finding] = bind(contract, Decoder())
+    assert finding.code == "CC503"
+    assert finding.fix == "use one of its methods: decode_step, forward, prefill"
+
+
+def test_a_missing_method_close_to_a_real_one_gets_a_did_you_mean(write_contract) -> None:
+    contract, _ = load(write_contract('[contract]\nname="m"\n[[region]]\nname="d"\nmodule=""\nmethods=["prefil"]\n'))
+    _, [finding] = bind(contract, Decoder())
+    assert finding.fix == "did you mean prefill?"

@@ -281,3 +281,72 @@ def test_remote_cache_enabled_and_pointed_at_the_server_leaves_only_a_missing_pa
     found = cc2xx._remote_unused(server.url, env, None)
     expected = [] if importlib.util.find_spec("redis") else [("CC210", "cache.remote")]
     assert [(f.code, f.location) for f in found] == expected
+
+
+def test_a_redis_url_with_a_username_is_parsed_with_its_acl_user() -> None:
+    addr = cc2xx.redis_address("rediss://cache%40ops:p%3Ass@redis.internal:6380/0")
+    assert (addr.host, addr.port, addr.username, addr.password, addr.tls) == (
+        "redis.internal", 6380, "cache@ops", "p:ss", True)
+    assert cc2xx.redis_address("redis://:pw@h").username is None
+
+
+def test_redis_with_an_acl_user_answers_to_auth_user_password(start_redis) -> None:
+    server = start_redis("--user", "inductor", "on", ">s3cret", "~*", "+@all")
+    assert cc2xx.check_remote(f"redis://inductor:s3cret@127.0.0.1:{server.port}/0") == []
+    [f] = cc2xx.check_remote(f"redis://inductor:wrong@127.0.0.1:{server.port}/0")
+    assert f.code == "CC209" and "AUTH refused" in f.message
+
+
+@pytest.fixture
+def unix_group(tmp_path):
+    """Create real groups (and member users) for one test: `unix_group(members, primary=False)` -> gid; root only."""
+    import grp
+    import shutil
+    import uuid
+
+    if os.geteuid() != 0 or not (shutil.which("groupadd") and shutil.which("useradd")):
+        pytest.skip("creating a group with members needs root and groupadd/useradd")
+    made: list[tuple[str, str]] = []
+
+    def make(members: int = 0, *, primary: bool = False) -> int:
+        group = f"cct{uuid.uuid4().hex[:8]}"
+        subprocess.run(["groupadd", group], check=True, capture_output=True)
+        made.append(("groupdel", group))
+        for _ in range(members):
+            user = f"cct{uuid.uuid4().hex[:8]}"
+            how = ["-g", group] if primary else ["-G", group]
+            subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", *how, user], check=True, capture_output=True)
+            made.append(("userdel", user))
+        return grp.getgrnam(group).gr_gid
+    yield make
+    for tool, name in reversed(made):
+        subprocess.run([tool, name], check=False, capture_output=True)
+
+
+@pytest.mark.parametrize("primary", [False, True], ids=["listed-member", "primary-group-member"])
+def test_a_parent_writable_by_a_group_with_other_members_is_insecure(write_contract, tmp_path, unix_group,
+                                                                      primary) -> None:
+    shared = tmp_path / "shared"
+    (shared / "inductor").mkdir(parents=True)
+    os.chown(shared, 0, unix_group(1, primary=primary))
+    shared.chmod(0o770)
+    found = run_cache(cache_contract(write_contract), with_dir(shared / "inductor"))
+    assert [(f.code, f.location) for f in found] == [("CC207", str(shared))]
+    assert "writable by group cct" in found[0].message and found[0].fix.startswith(f"chmod g-w {shared}")
+
+
+def test_a_group_writable_cache_dir_is_insecure_even_with_the_sticky_bit(write_contract, tmp_path, unix_group) -> None:
+    cache = tmp_path / "inductor"
+    cache.mkdir()
+    os.chown(cache, 0, unix_group(1))
+    cache.chmod(0o1770)
+    assert [(f.code, f.location) for f in run_cache(cache_contract(write_contract), with_dir(cache))] == [
+        ("CC207", str(cache))]
+
+
+def test_a_group_writable_dir_of_a_group_without_other_members_is_fine(write_contract, tmp_path, unix_group) -> None:
+    shared = tmp_path / "private-group"
+    (shared / "inductor").mkdir(parents=True)
+    os.chown(shared, 0, unix_group(0))
+    shared.chmod(0o770)
+    assert run_cache(cache_contract(write_contract), with_dir(shared / "inductor")) == []

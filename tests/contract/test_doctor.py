@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "compile-contract")
 CLEAN = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHINDUCTOR_", "TORCH_COMPILE_"))}
@@ -26,12 +28,49 @@ def test_doctor_passes_the_demo_contract_without_importing_torch() -> None:
             "assert not any(m == 'torch' or m.startswith('torch.') for m in sys.modules), 'torch imported'; sys.exit(rc)")
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=CLEAN, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert res.stdout.startswith("contract check passed: contracts/demo.toml (doctor)")
+    assert res.stdout == "doctor passed: contracts/demo.toml\n"
 
 
 def test_doctor_without_a_contract_checks_torchs_default_cache() -> None:
     res = cli("doctor")
-    assert res.returncode == 0 and "(no contract: torch defaults)" in res.stdout
+    assert res.returncode == 0 and res.stdout == "doctor passed: (no contract: torch defaults)\n"
+
+
+def test_doctor_json_without_a_contract_has_a_null_contract() -> None:
+    res = cli("doctor", "--format", "json")
+    assert res.returncode == 0 and json.loads(res.stdout) == {"ok": True, "contract": None, "findings": []}
+
+
+def test_doctor_text_output_names_doctor_when_it_fails() -> None:
+    res = cli("doctor", "contracts/demo.toml", env={"TORCHINDUCTOR_CACHE_DIR": "rel/inductor"})
+    assert res.returncode == 1
+    assert res.stdout.startswith("doctor failed: 1 finding in contracts/demo.toml (1 error, 0 warnings)\n")
+
+
+@pytest.mark.parametrize("env, expected", [
+    ({"TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}, [("CC208", "TORCHINDUCTOR_FX_GRAPH_CACHE")]),
+    ({"TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}, [("CC208", "TORCHINDUCTOR_AUTOGRAD_CACHE")]),
+    ({"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}, [("CC208", "TORCHINDUCTOR_FORCE_DISABLE_CACHES")] * 2),
+], ids=["fx-graph-cache-off", "autograd-cache-off", "force-disable-caches"])
+def test_the_demo_contract_fails_when_a_cache_it_requires_is_turned_off(env, expected) -> None:
+    res = cli("doctor", "contracts/demo.toml", "--format", "json", env=env)
+    assert res.returncode == 1
+    assert [(f["code"], f["location"]) for f in json.loads(res.stdout)["findings"]] == expected
+
+
+def test_the_demo_contract_fails_when_a_file_stands_where_the_cache_dir_should_be(tmp_path) -> None:
+    (tmp_path / "file").write_text("x")
+    res = cli("doctor", "contracts/demo.toml", "--format", "json",
+              env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "file" / "inductor")})
+    assert res.returncode == 1 and json_codes(res) == {"CC203"}
+
+
+@pytest.mark.parametrize("options, code", [("size=1m,ro", "CC203"), ("size=1m", "CC206"), ("size=1g,noexec", "CC205")],
+                         ids=["read-only", "full", "noexec"])
+def test_the_demo_contract_fails_on_a_broken_cache_filesystem(options, code, tmpfs) -> None:
+    mnt = tmpfs(options)
+    res = cli("doctor", "contracts/demo.toml", "--format", "json", env={"TORCHINDUCTOR_CACHE_DIR": str(mnt / "ind")})
+    assert res.returncode == 1 and json_codes(res) == {code}
 
 
 def test_doctor_fails_with_the_code_location_and_fix_of_a_broken_cache() -> None:
@@ -103,4 +142,4 @@ def test_launcher_runs_doctor_then_check_then_the_job_on_a_healthy_setup(tmp_pat
                          env={**CLEAN, "COMPILE_CONTRACT": CLI}, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     assert marker.exists()
-    assert res.stdout.index("(doctor)") < res.stdout.index("module methods)")
+    assert res.stdout.index("doctor passed") < res.stdout.index("contract check passed")

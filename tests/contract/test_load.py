@@ -85,3 +85,76 @@ def test_contract_paths_resolve_relative_to_the_contract_file(write_contract, tm
     contract, _ = load(write_contract(GOOD))
     assert contract.resolve_path("cache") == tmp_path / "cache"
     assert contract.resolve_path("/abs/x").as_posix() == "/abs/x"
+
+
+def test_a_region_with_an_invalid_or_missing_name_still_reports_its_other_findings(write_contract) -> None:
+    from torch import nn
+
+    from contract.check import check
+
+    path = write_contract('[contract]\nname = "m"\n'
+                          '[[region]]\nname = "bad name!"\nmodule = "nothing.*"\nbackend = "nope"\n'
+                          '[[region]]\nmodule = "0"\nenabled = false\n')
+    contract, _, findings = check(path, nn.Sequential(nn.Linear(2, 2)))
+    assert {(f.code, f.location) for f in findings} == {
+        ("CC003", "region[0].name"), ("CC501", "region[0].module"), ("CC101", "region[0].backend"),
+        ("CC004", "region[1].name"), ("CC111", "region[1].reason")}
+    assert [r.name for r in contract.regions] == ["region[0]", "region[1]"]
+
+
+def test_a_placeholder_name_never_collides_with_a_valid_region_name(write_contract) -> None:
+    contract, findings = load(write_contract('[contract]\nname = "m"\n[[region]]\nname = "9x"\nmodule = "a"\n'
+                                             '[[region]]\nname = "_"\nmodule = "b"\n'))
+    assert [(f.code, f.location) for f in findings] == [("CC003", "region[0].name")]
+    assert [r.name for r in contract.regions] == ["region[0]", "_"]
+
+
+@pytest.mark.parametrize("table, key, value, fix", [
+    ("contract", "model", '"not a ref"',
+     'write model = "package.module:attribute" (dotted import path, one colon, no spaces), e.g. "my_pkg.models:build"'),
+    ("contract", "torch", '"2.11"', 'write torch = ">=2.11" (or "==2.11.*" to pin that release)'),
+    ("contract", "torch", '"two"',
+     'write torch = ">=2.11": an operator before each version, commas between them (">=2.11,<2.14")'),
+    ("region", "name", '"bad name!"',
+     'write name = "bad_name_" (a letter or _, then letters, digits, _ . : -; at most 64)'),
+    ("region", "module", '"layers/0"',
+     'write module = "layers.0" (names from model.named_modules(); "*" one segment, "**" several, "" the root)'),
+    ("region", "methods", '["for ward"]',
+     'write a Python identifier as the method or argument is spelled in the code, e.g. "for_ward"'),
+    ("region", "methods", "[]", 'list at least 1 item in methods, e.g. ["forward"]'),
+    ("region", "dynamic", '"true"', "write dynamic = true, without quotes"),
+    ("region", "dynamic", '"yes"',
+     'write dynamic = true (every shape dynamic), false (static) or "auto" (dynamic after a shape change)'),
+    ("region", "dynamic_dims", '{ "1x" = [1] }',
+     'write a Python identifier as the method or argument is spelled in the code, e.g. "_1x"'),
+    ("cache", "remote", '"http://h:6379"', 'write remote = "redis://host:6379" (rediss:// for TLS)'),
+    ("contract", "name", '"' + "n" * 200 + '"', "shorten name to at most 128 characters"),
+])
+def test_every_invalid_value_gets_a_fix_saying_what_to_write(write_contract, table, key, value, fix) -> None:
+    header = {"contract": "[contract]\n", "region": '[contract]\nname = "m"\n[[region]]\n',
+              "cache": '[contract]\nname = "m"\n[cache]\n'}[table]
+    body = {"contract": 'name = "m"\n', "region": 'name = "r"\nmodule = "a"\n', "cache": ""}[table]
+    lines = [line for line in body.splitlines() if not line.startswith(f"{key} ")]
+    _, findings = load(write_contract(header + "\n".join(lines) + f"\n{key} = {value}\n"))
+    [finding] = findings
+    assert finding.code == "CC003" and finding.fix == fix
+
+
+def test_a_location_quotes_a_key_that_contains_a_dot() -> None:
+    from contract.load import format_loc
+
+    assert format_loc(("region", 2, "options", "triton.cudagraphs")) == 'region[2].options."triton.cudagraphs"'
+    assert format_loc(("region", 2, "options", "max_autotune")) == "region[2].options.max_autotune"
+
+
+def test_the_package_requires_the_python_and_pydantic_its_code_uses() -> None:
+    import tomllib
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
+    assert not SpecifierSet(project["requires-python"]).contains("3.10")  # tomllib is 3.11+
+    pydantic = next(Requirement(d) for d in project["dependencies"] if Requirement(d).name == "pydantic")
+    assert not pydantic.specifier.contains("2.6.4")  # ConfigDict(use_attribute_docstrings=True) is 2.7+

@@ -198,3 +198,25 @@ def test_a_healthy_contract_checks_clean_and_compiles_with_the_eager_backend(wri
     enforce(model, path)
     assert _torch.forward_call(model.layers[0]) is not None
     assert torch.equal(model(torch.ones(2, 4)), reference(torch.ones(2, 4)))
+
+
+def test_an_option_written_as_dotted_keys_is_reported_with_the_quoted_form_to_write(write_contract) -> None:
+    [f] = settings(write_contract, "options.triton.cudagraphs = true")
+    assert (f.code, f.location) == ("CC103", "region[0].options.triton")
+    assert f.fix == 'write options = { "triton.cudagraphs" = true } (quote keys that contain dots)'
+    contract, _ = load(write_contract(f'{HEAD}[[region]]\nname = "l"\nmodule = "layers.*"\n'
+                                      'options = { "triton.cudagraphs" = true }\n', "fixed.toml"))
+    assert [x for x in cc1xx.check(CheckContext(contract=contract)) if x.code in ("CC103", "CC104")] == []
+
+
+def test_a_dotted_option_name_is_quoted_in_its_location(write_contract) -> None:
+    assert pairs(settings(write_contract, 'options = { "triton.cudagraphs" = 1 }')) == [
+        ("CC104", 'region[0].options."triton.cudagraphs"')]
+
+
+@pytest.mark.parametrize("option", ["_fuse_ddp_bucket_siz", "zzzz_qqqq"])
+def test_unknown_option_suggestions_never_name_private_options(write_contract, option) -> None:
+    assert any(n.startswith("_") for n in _torch.inductor_option_types())  # torch does list private names
+    [f] = settings(write_contract, f"options = {{ {option} = 1 }}")
+    assert f.code == "CC103"
+    assert not re.search(r"(^|[ '])_", f.fix.split("use", 1)[-1]), f.fix

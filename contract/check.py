@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import fnmatch
-import os
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
@@ -40,7 +40,7 @@ def _env_at_import() -> EnvSnapshot:
 
 
 Check = Callable[[CheckContext], Iterable[Finding]]
-CHECKS: tuple[Check, ...] = (cc1xx.check, cc2xx.check, cc3xx.check, cc4xx.check, cc6xx.check)
+CHECKS: tuple[Check, ...] = (cc0xx.check_has_regions, cc1xx.check, cc2xx.check, cc3xx.check, cc4xx.check, cc6xx.check)
 """Checks run after binding, in code-range order."""
 
 
@@ -75,12 +75,30 @@ def finalize(findings: list[Finding], contract: Contract | None, *, strict: bool
 
 
 def _allow(findings: list[Finding], contract: Contract) -> list[Finding]:
-    """Each allow entry silences the findings with its code at a matching location."""
+    """Each allow entry silences the findings with its code at a matching location.
+
+    `where` (globs allowed) matches a location it equals or is a path suffix of at a `/` boundary; a `file:line`
+    location is also tried as an absolute path, so an entry does not depend on the working directory (scan locations
+    are relative to it, else to a `sys.path` entry).
+    """
+    def forms(location: str) -> list[str]:
+        file, sep, line = location.rpartition(":")
+        if sep and line.isdigit() and file:
+            for root in (Path.cwd(), *(Path(p) for p in sys.path if p)):
+                candidate = root / file
+                if candidate.is_file():
+                    return [location, f"{candidate.resolve().as_posix()}:{line}"]
+        return [location]
+
+    def matches(where: str, location: str) -> bool:
+        return fnmatch.fnmatchcase(location, where) or fnmatch.fnmatchcase(location, "*/" + where.lstrip("/"))
+
     used = [False] * len(contract.allow)
     kept = []
     for f in findings:
+        locations = forms(f.location)
         hit = next((i for i, a in enumerate(contract.allow)
-                    if a.code == f.code and fnmatch.fnmatchcase(f.location, a.where)), None)
+                    if a.code == f.code and any(matches(a.where, loc) for loc in locations)), None)
         if hit is None:
             kept.append(f)
         else:

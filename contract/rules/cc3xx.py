@@ -2,7 +2,8 @@
 
 The scan (`contract.scan`) resolves every name against the real objects; these rules turn what it saw into
 findings located at `file:line` (a module path for CC308). Only CC301 is an error, and only when the value was
-resolved: everything heuristic is a warning, because an error stops the engine.
+resolved, the rewrite changes it on every call and the code runs compiled now: everything heuristic (and anything
+behind Python state that is false today) is a warning, because an error stops the engine.
 """
 from __future__ import annotations
 
@@ -12,11 +13,18 @@ from contract.findings import Finding, Rule
 
 COUNTER = Rule(code="CC301", name="python-counter-on-hot-path", severity="error", doc="""\
 ## What it does
-Finds Python `int`, `bool`, `str` (or enum) state that a compiled method reads and then rewrites from its own
-value: `self.n += 1`, `self.flag = not self.flag`, `global n; n += 1`, `type(self).n += 1`, `self.stats["k"] += 1`,
-`nonlocal` counters and mutable default arguments, anywhere on the region's hot path (the method, the methods and
-submodules it calls, properties, hooks). The value is resolved on the real module instance, so a tensor buffer
-updated the same way is never reported.
+Finds Python `int`, `bool`, `str` (or enum) state that a compiled method reads and then changes on every call:
+`self.n += 1`, `self.n = self.n + 1`, `setattr(self, "n", self.n + 1)`, `self.flag = not self.flag`,
+`self.flag ^= True`, `global n; n += 1`, `type(self).n += 1`, `self.stats["k"] += 1`, `self.hits[e] += 1` on a list or
+dict of ints, `nonlocal` counters and mutable default arguments, anywhere on the region's hot path (the method, the
+methods and submodules it calls, `super().forward()`, functions defined inside it, properties, hooks, callable
+objects). The value is resolved on the real module instance, so a tensor buffer updated the same way is never
+reported. Code that never runs compiled is skipped: under `if not torch.compiler.is_compiling():` (any alias,
+`torch._dynamo.is_compiling`, in an `and`, through a local `eager = not is_compiling()`) and after
+`if torch.compiler.is_compiling(): return`. A counter behind Python state that is false now (`if self.training:`
+on a model in eval mode, `if self.log_stats:` with the flag off) is reported as a warning: it is not traced today,
+but recompiles every call once that flag is on. Rewrites that may settle (`max(self.n, seq)`, `self.x or default`)
+are CC302.
 
 ## Why it matters
 Dynamo bakes Python scalars into the graph and guards on their value. A counter changes every call, so every step
@@ -43,11 +51,16 @@ ASSIGNED = Rule(code="CC302", name="python-state-set-on-hot-path", severity="war
 ## What it does
 Warns when a compiled method assigns a Python scalar or `None` attribute (or a global) that the hot path also
 reads, e.g. `self.seq_len = x.shape[1]` read later, `self.first = False`, lazy attributes created on first call
-(`if not hasattr(self, "cache"): self.cache = ...`), `None`-vs-tensor caches.
+(`if not hasattr(self, "cache"): self.cache = ...`), `None`-vs-tensor caches; rewrites from the value's own value
+that may settle (`self.max_len = max(self.max_len, seq)`, `self.act = self.act or "relu"`,
+`self.mode = Mode(self.mode)`); and Python lists or dicts on the hot path whose length or keys change
+(`self.history.append(...)`, `.pop()`, `.update()`, `+=`).
 
 ## Why it matters
 Each distinct value read by compiled code is a new guard and a new compile; they share the recompile limit (8).
-Whether it storms depends on how often the value changes, which the scan cannot know, hence a warning.
+Dynamo also guards on a list's length and a dict's keys, so a list appended every call recompiles every call unless
+something outside the region clears it. Whether it storms depends on how often the value changes, which the scan
+cannot know, hence a warning.
 
 ## Example
 ```python
@@ -60,7 +73,7 @@ def forward(self, x):
 
 ## Fix
 Compute the value from inputs inside forward (a local), set it once in `__init__`, keep it in a buffer, or move the
-assignment out of the compiled method.
+assignment (or the list bookkeeping) out of the compiled method.
 """)
 
 FLOAT_STATE = Rule(code="CC303", name="python-float-on-hot-path", severity="warning", doc="""\
@@ -108,10 +121,13 @@ call under `if not torch.compiler.is_compiling():`.
 ITEM_BRANCH = Rule(code="CC305", name="tensor-value-branch", severity="warning", doc="""\
 ## What it does
 Warns when a condition (`if`, `while`, conditional expression, `range()` bound) on the hot path reads a tensor's
-value with `.item()` or `.tolist()`.
+value: `.item()` or `.tolist()`, `int()`/`float()`/`bool()` of a tensor, or a tensor used as the truth value or
+compared with `<`, `==`... (`if y.sum() > 0:`, `if mask.any():`, `if self.scale_buffer > 0.5:`). A value counts
+as a tensor when it is a reduction (`.sum()`, `.any()`, `.max()`, ...) or a tensor on a real object; shapes and
+`is None` tests are not reported.
 
 ## Why it matters
-Dynamo cannot know a tensor's value while tracing: the graph breaks at the `.item()` (data-dependent control flow),
+Dynamo cannot know a tensor's value while tracing: the graph breaks at the read (data-dependent control flow),
 every call.
 
 ## Example
@@ -207,7 +223,8 @@ Compile the parent module once (the layer stack), pass the index as an argument,
 RULES: tuple[Rule, ...] = (COUNTER, ASSIGNED, FLOAT_STATE, GRAPH_BREAK_CALL, ITEM_BRANCH, ENV_READ, DYNAMIC_GETATTR,
                            BATCHNORM, PER_INSTANCE)
 
-_BY_KIND = {"counter": COUNTER, "assigned": ASSIGNED, "float": FLOAT_STATE, "graph-break": GRAPH_BREAK_CALL,
+_BY_KIND = {"counter": COUNTER, "assigned": ASSIGNED, "container": ASSIGNED, "float": FLOAT_STATE,
+            "graph-break": GRAPH_BREAK_CALL,
             "item-branch": ITEM_BRANCH, "env": ENV_READ, "dynamic-getattr": DYNAMIC_GETATTR, "batchnorm": BATCHNORM,
             "per-instance": PER_INSTANCE}
 
@@ -218,6 +235,9 @@ _MESSAGES = {
                 "update it outside the compiled method"),
     "assigned": ("{what} is assigned and read on the hot path of region {region!r}: each new value is a recompile",
                  "compute it as a local, set it once in __init__, or keep it in a buffer"),
+    "container": ("{what} is mutated on the hot path of region {region!r}: Dynamo guards on its length (a dict's "
+                  "keys) and recompiles whenever it changes between calls",
+                  "keep the bookkeeping outside the compiled method, or use a preallocated tensor buffer"),
     "float": ("{what} is updated on the hot path of region {region!r}: a float specializes under some configs "
               "(Dropout.p always) and recompiles per value",
               "keep it in a 0-d tensor buffer updated in place, or pass it as an argument"),
@@ -237,12 +257,24 @@ _MESSAGES = {
 }
 
 
+_DORMANT = {
+    "counter": ("{what} is read and rewritten behind {guard} on the hot path of region {region!r}: not traced now, "
+                "but once that flag is on (flips) Dynamo recompiles every call"),
+}
+"""Messages for hazards in code that Python state keeps from running compiled now (a warning)."""
+
+
 def finding(hazard: Any) -> Finding:
-    """The finding for one scan hazard; unresolved counters are warnings."""
+    """The finding for one scan hazard; unresolved or dormant counters are warnings."""
     rule = _BY_KIND[hazard.kind]
     message, fix = _MESSAGES[hazard.kind]
+    guard = getattr(hazard, "guard", "")
+    if guard:
+        message = _DORMANT.get(hazard.kind, message + " (reached only once {guard} changes)")
     severity = None if hazard.certain else "warning"
-    return rule.finding(hazard.where, message.format(what=hazard.what, region=hazard.region), fix, severity=severity)
+    text = message.format(what=hazard.what, region=hazard.region, guard=guard)
+    note = getattr(hazard, "note", "")
+    return rule.finding(hazard.where, f"{text} ({note})" if note else text, fix, severity=severity)
 
 
 def check(ctx: Any) -> list[Finding]:

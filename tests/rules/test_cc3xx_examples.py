@@ -53,3 +53,50 @@ def test_python_example_is_reported_with_its_code_on_the_marked_line(path: Path,
     _, _, findings = check(contract, mod.build())
     expected = {(code, line) for code, lines in expected_codes(path).items() for line in lines}
     assert observed(findings, path, getattr(mod, "LOCATION", None)) == expected, [str(f) for f in findings]
+
+
+def _scan(path: Path, tmp_path: Path) -> list:
+    """CC3xx findings of the example at `path` (its directory must be on sys.path)."""
+    mod = importlib.import_module(path.stem)
+    _, _, findings = check(write_contract(tmp_path, path.stem, getattr(mod, "REGION", "")), mod.build())
+    return [f for f in findings if f.code.startswith("CC3")]
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("CC301*.py")), ids=lambda p: p.name)
+def test_cc301_is_an_error_unless_marked_warning_and_a_dormant_one_names_its_flag(path: Path, tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    lines = path.read_text().splitlines()
+    for f in _scan(path, tmp_path):
+        if f.code != "CC301":
+            continue
+        line = lines[int(f.location.rpartition(":")[2]) - 1]
+        dormant = "expect: CC301 warning" in line
+        assert f.severity == ("warning" if dormant else "error"), str(f)
+        assert ("once that flag is on" in f.message and "(now False)" in f.message) == dormant, str(f)
+
+
+def test_dormant_counter_names_the_python_state_that_guards_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    messages = {f.location.rpartition(":")[2]: f.message for f in _scan(EXAMPLES / "CC301_dormant.py", tmp_path)}
+    text = (EXAMPLES / "CC301_dormant.py").read_text().splitlines()
+    assert "self.training (now False)" in messages[str(text.index(next(x for x in text if "seen_tokens +=" in x)) + 1)]
+    assert "self.log_stats (now False)" in messages[str(text.index(next(x for x in text if "self.calls +=" in x)) + 1)]
+
+
+@pytest.mark.parametrize("cwd", ["examples", "repo", "elsewhere"])
+def test_allow_where_matches_a_path_suffix_whatever_the_working_directory(cwd: str, tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    """`where = "examples/CC301_....py:14"` silences the finding from the examples folder (location `CC301_...:14`),
+    the repository root (`tests/rules/examples/CC301_...:14`) and an unrelated folder (sys.path-relative)."""
+    example = EXAMPLES / "CC301_python_counter_on_hot_path.py"
+    line = expected_codes(example)["CC301"][0]
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    monkeypatch.chdir({"examples": EXAMPLES, "repo": EXAMPLES.parents[2], "elsewhere": tmp_path}[cwd])
+    contract = write_contract(tmp_path, example.stem, "")
+    entry = '\n[[allow]]\ncode = "CC301"\nwhere = "{}"\nreason = "{}"\n'
+    contract.write_text(contract.read_text() + entry.format(f"examples/{example.name}:{line}", "kept on purpose")
+                        + entry.format(f"ples/{example.name}:{line}", "not at a / boundary: silences nothing"))
+    _, _, findings = check(contract, importlib.import_module(example.stem).build())
+    assert [f.code for f in findings if f.code in ("CC301", "CC008")] == ["CC008"], [str(f) for f in findings]
+    assert "ples/" in next(f.message for f in findings if f.code == "CC008")

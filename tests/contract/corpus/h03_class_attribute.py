@@ -10,6 +10,8 @@ LABEL = 'counter'
 """Ground truth: the hazard kind, or None for a clean look-alike."""
 OBSERVED = {"compiles_over_8_steps": 8, "graph_breaks": 0}
 """Measured under real torch.compile (backend eager, 8 steps); verified by tests/contract/test_corpus.py."""
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 2, "graph_breaks": 1}}
+"""Measured on torch 2.11.0 (the GPU machines), where it differs from 2.13; verified there by the same test."""
 
 class M(Proj):
     calls = 0

@@ -10,6 +10,8 @@ LABEL = 'float'
 """Ground truth: the hazard kind, or None for a clean look-alike."""
 OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
 """Measured under real torch.compile (backend eager, 8 steps); verified by tests/contract/test_corpus.py."""
+LATENT = "a float specializes, and recompiles per value, under specialize_float=True or as Dropout.p"
+"""Why a label holds although no recorded torch misbehaves with the default config."""
 
 class M(Proj):
     def __init__(self):

@@ -1,0 +1,33 @@
+"""CC301 behind Python state that is false now: a warning (it recompiles once the flag is on), not an error."""
+from torch import nn
+
+
+class Stats(nn.Module):
+    def __init__(self, log_stats: bool = False) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.log_stats = log_stats
+        self.warm = False
+        self.seen_tokens = 0
+        self.calls = 0
+        self.warm_calls = 0
+
+    def forward(self, x):
+        if self.training:
+            self.seen_tokens += x.shape[0]  # expect: CC301 warning
+        if not self.log_stats:
+            return self.proj(x)
+        self.calls += 1  # expect: CC301 warning
+        return self.proj(x)
+
+
+class WarmedUp(Stats):
+    def forward(self, x):
+        if self.warm:
+            self.warm_calls += 1  # expect: CC301 (the flag is set on the hot path: an error)
+        self.warm = True  # expect: CC302
+        return super().forward(x)
+
+
+def build() -> nn.Module:
+    return WarmedUp().eval()

@@ -139,9 +139,15 @@ def has_fake_impl(name: str) -> bool:
 # Dynamic probe (CC4xx). Dynamo reports compiles only through `torch._dynamo.callback.callback_handler` (start/end
 # callbacks with a compile id, no code object); the compiled callable is the `fn` local of `eval_frame.py`'s
 # `compile_wrapper` frame still on the stack; guard-failure reasons are the `reasons`/`recompile_reason` locals of
-# `convert_frame._compile`; graph breaks are the global `counters["graph_break"]` (read as deltas); a recompile-limit
-# hit fires no callback, only a WARNING on logger `torch._dynamo.convert_frame`. All verified on torch 2.11 and 2.13;
-# every lookup degrades to "unknown" rather than raising.
+# `convert_frame._compile`; graph breaks are the global list `torch._dynamo.utils.graph_break_reasons` (one
+# `GraphCompileReason(reason, user_stack, graph_break=True)` appended per break, read as growth; cleared by
+# `reset()`), because `counters["graph_break"]` misses some breaks on torch 2.13 (a tensor in a Python `if`,
+# "generic_jump", never reaches it); the counter is only the fallback where the list is gone. A recompile-limit hit
+# fires no callback, only a WARNING on logger `torch._dynamo.convert_frame`. Callbacks, frame locals, counter and
+# metrics records were verified on torch 2.11 and 2.13; `graph_break_reasons` and the metrics records'
+# `fail_user_frame_filename`/`fail_user_frame_lineno` are in torch's sources from well before 2.11 through 2.13, but
+# were measured on 2.13 only. Every lookup is a getattr with a fallback and degrades to "unknown" (no
+# location, counter instead of log) rather than raising.
 
 LIMIT_LOGGER = "torch._dynamo.convert_frame"
 """Logger that emits Dynamo's "hit config.recompile_limit" warning."""
@@ -200,40 +206,84 @@ def compiling_reasons() -> list[str]:
 
 
 def graph_break_counts() -> dict[str, int]:
-    """Copy of Dynamo's global graph-break counter (reason -> count)."""
-    from torch._dynamo.utils import counters
+    """Copy of Dynamo's global graph-break counter (reason -> count); empty where this torch has no counter."""
+    import torch._dynamo.utils as dynamo_utils
 
-    return dict(counters.get("graph_break", {}))
+    counters = getattr(dynamo_utils, "counters", None)
+    return dict(counters.get("graph_break", {})) if isinstance(counters, dict) else {}
+
+
+def _graph_break_log() -> list | None:
+    """`torch._dynamo.utils.graph_break_reasons` (private, torch 2.0 through 2.13), None where this torch lacks it."""
+    import torch._dynamo.utils as dynamo_utils
+
+    log = getattr(dynamo_utils, "graph_break_reasons", None)
+    return log if isinstance(log, list) else None
+
+
+def graph_break_mark() -> tuple[int | None, dict[str, int]]:
+    """Where Dynamo's graph-break evidence stands now; `graph_breaks_since(mark)` returns what came after."""
+    log = _graph_break_log()
+    return (len(log) if log is not None else None), ({} if log is not None else graph_break_counts())
+
+
+def graph_breaks_since(mark: tuple[int | None, dict[str, int]]) -> list[tuple[str, str]]:
+    """(reason, "file:line" of the user code that broke, or "") of every graph break since `mark`.
+
+    From the graph-break log when it exists (every break, with the innermost user frame of `user_stack`); else from
+    the counter's growth, without locations.
+    """
+    start, counts = mark
+    log = _graph_break_log()
+    if log is None or start is None:
+        after = graph_break_counts()
+        return [(k, "") for k, v in after.items() for _ in range(max(0, v - counts.get(k, 0)))]
+    out = []
+    for entry in log[start if start <= len(log) else 0:]:  # shorter: a reset() cleared it meanwhile
+        if not getattr(entry, "graph_break", True):
+            continue
+        stack = getattr(entry, "user_stack", None) or []
+        last = stack[-1] if stack else None
+        file, line = getattr(last, "filename", None), getattr(last, "lineno", None)
+        out.append((str(getattr(entry, "reason", "") or ""), f"{file}:{line}" if file and line else ""))
+    return out
 
 
 def newest_compile_record() -> Any:
     """The latest compilation-metrics record (a marker: records after it belong to the probe's run)."""
-    from torch._dynamo.utils import get_compilation_metrics
-
-    records = get_compilation_metrics()
+    records = _compilation_metrics()
     return records[-1] if records else None
 
 
-def skipped_frames(since: Any) -> dict[str, str]:
-    """compile_id -> fail_reason of compiles after `since` whose frame Dynamo gave up on (it runs eager).
+def _compilation_metrics() -> list:
+    """`torch._dynamo.utils.get_compilation_metrics()` (torch 2.11-2.13), [] where it is missing."""
+    import torch._dynamo.utils as dynamo_utils
 
-    A frame Dynamo cannot compile at all (torch 2.13: a graph break inside a loop) increments no graph-break
-    counter; only its metrics record says so (`fail_type` Unsupported/UserError, no guarded code). The deque is
-    bounded (64) and survives `reset()`, hence the marker. Same fields on torch 2.11 and 2.13.
+    get = getattr(dynamo_utils, "get_compilation_metrics", None)
+    return list(get()) if callable(get) else []
+
+
+def skipped_frames(since: Any) -> dict[str, tuple[str, str]]:
+    """compile_id -> (fail_reason, "file:line" or "") of compiles after `since` whose frame Dynamo gave up on.
+
+    A frame Dynamo cannot compile at all (torch 2.13: a graph break inside a loop) logs no graph break; only its
+    metrics record says so (`fail_type` Unsupported/UserError, no guarded code). The deque is bounded (64) and
+    survives `reset()`, hence the marker. Same fields on torch 2.11 and 2.13 (`fail_user_frame_*` read with getattr).
     """
     from torch._dynamo import exc
-    from torch._dynamo.utils import get_compilation_metrics
 
-    records = get_compilation_metrics()
+    records = _compilation_metrics()
     start = next((i + 1 for i in range(len(records) - 1, -1, -1) if records[i] is since), 0)
-    soft = (exc.Unsupported, exc.UserError)
+    soft = tuple(c for c in (getattr(exc, "Unsupported", None), getattr(exc, "UserError", None)) if c is not None)
     out = {}
     for rec in records[start:]:
-        cls = getattr(exc, str(rec.fail_type or ""), None)
-        reason = str(rec.fail_reason or "")
-        if (isinstance(cls, type) and issubclass(cls, soft) and not rec.has_guarded_code
+        cls = getattr(exc, str(getattr(rec, "fail_type", None) or ""), None)
+        reason = str(getattr(rec, "fail_reason", None) or "")
+        if (isinstance(cls, type) and soft and issubclass(cls, soft) and not getattr(rec, "has_guarded_code", True)
                 and not reason.startswith("Dynamo recompile limit exceeded")):
-            out[str(rec.compile_id)] = reason
+            file = getattr(rec, "fail_user_frame_filename", None)
+            line = getattr(rec, "fail_user_frame_lineno", None)
+            out[str(getattr(rec, "compile_id", ""))] = (reason, f"{file}:{line}" if file and line else "")
     return out
 
 
@@ -253,3 +303,26 @@ def restore_dynamo(config: dict[str, Any]) -> None:
     for key, value in config.items():  # only changed keys: setting deprecated ones warns
         if now.get(key) != value:
             setattr(torch._dynamo.config, key, value)
+
+
+# Probe restore. `nn.Module` keeps parameters, buffers, submodules and hooks in private dicts (`_parameters`,
+# `_buffers`, `_modules`, `_forward_hooks`, `_forward_pre_hooks`); their names are unchanged since torch 1.x and are
+# the same on 2.11 and 2.13. Read with getattr so a module-like object without them is simply skipped.
+
+MODULE_SLOTS = ("_parameters", "_buffers", "_modules")
+"""nn.Module's private registries (name -> tensor / module)."""
+
+
+def module_slot(module: nn.Module, slot: str) -> dict[str, Any]:
+    """One of `MODULE_SLOTS` of a module (empty when absent)."""
+    table = getattr(module, slot, None)
+    return table if isinstance(table, dict) else {}
+
+
+def forward_hook_ids(module: nn.Module) -> set[int]:
+    """Handle ids of the module's forward hooks and pre-hooks."""
+    ids: set[int] = set()
+    for slot in ("_forward_hooks", "_forward_pre_hooks"):
+        table = getattr(module, slot, None)
+        ids |= set(table) if isinstance(table, dict) else set()
+    return ids

@@ -1,12 +1,13 @@
 """CC4xx: the dynamic probe's evidence (recompiles, limit hits, graph breaks, late hooks) against each region's budgets.
 
 Runs only when the contract names a `step` (or `--step` is given) and `[probe] enabled`. Locations are region names
-(`[[allow]] where = "layers"`), except CC405 (`contract.step`).
+(`[[allow]] where = "layers"`), except CC405 (`contract.step`). Messages and fixes name the user's `file:line`
+Dynamo gives (full paths).
 """
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Any
 
 from contract.findings import Finding, Rule
@@ -16,7 +17,8 @@ RECOMPILES = Rule(code="CC401", name="recompiles-over-budget", severity="error",
 Runs `[probe] steps` iterations (default 8) of the contract's `step(model, i)` with the regions compiled by a cheap
 backend (`[probe] backend`, default `eager`), attributes every Dynamo compile to its region instance, and reports
 a region whose instances recompiled more than `recompile_budget` times after `warmup_compiles`, with Dynamo's own
-guard-failure reason and the source line it names.
+guard-failure reason and the source line it names. Recompiles that are Dynamo generalizing a changed size or float
+and after which the frame stayed stable are CC406 (a warning) instead.
 
 ## Why it matters
 Recompiles at steady state mean something on the hot path changes between steps (a Python counter, a flag, a shape
@@ -57,8 +59,10 @@ Remove the state that changes every call; `recompile_limit` is a safety net, not
 
 GRAPH_BREAKS = Rule(code="CC403", name="graph-breaks-over-budget", severity="error", doc="""\
 ## What it does
-Counts Dynamo's graph breaks during each compile of a region during the probe and reports a region whose compiles
-break more often than `graph_break_budget`, with Dynamo's break reasons.
+Collects every graph break Dynamo logs while compiling a region during the probe (including a tensor in a Python
+`if`, and frames Dynamo gives up on and runs eager) and reports a region with an instance that has more distinct
+graph-break sites (the break's reason and its `file:line`) than `graph_break_budget`, with the reasons and lines.
+A break Dynamo hits again in a resumed or nested frame at the same line counts once.
 
 ## Why it matters
 Each break splits the region into graphs with a Python round-trip between them on every call: less fusion, more
@@ -72,7 +76,8 @@ def forward(self, x):
 ```
 
 ## Fix
-Remove the construct Dynamo names in the reason, or raise `graph_break_budget` for that region.
+Remove the construct Dynamo names in the reason at the line given, or raise `graph_break_budget` (distinct break
+sites allowed per region instance) for that region.
 """)
 
 LATE_HOOK = Rule(code="CC404", name="hook-added-after-compile", severity="warning", doc="""\
@@ -113,8 +118,39 @@ step = "mypkg.serve:step"   # CC405: step 0 raised RuntimeError: ...
 Make the step runnable on the startup model (no external inputs), or set `[probe] enabled = false`.
 """)
 
-RULES: tuple[Rule, ...] = (RECOMPILES, LIMIT_HIT, GRAPH_BREAKS, LATE_HOOK, PROBE_FAILED)
-_SOURCE = re.compile(r"#\s*([^#]*?):(\d+) in (\w+)")
+GENERALIZED = Rule(code="CC406", name="recompiled-then-dynamic", severity="warning", doc="""\
+## What it does
+Reports a region whose recompiles exceed `recompile_budget` only because Dynamo generalized something that changed
+between steps, and that then stayed stable for the rest of the probe (no further compile of that frame in at least
+one later step). Two cases are recognised from Dynamo's guard-failure text: a tensor size changed under
+`dynamic = "auto"` ("size mismatch at index N": automatic dynamic recompiles once with that dim symbolic), and a
+Python `float` changed (a value guard `... == 1.0`: with `specialize_float=False`, torch's default, the float becomes
+a graph input after one recompile). A region that recompiles on every step stays CC401.
+
+## Why it matters
+The recompile happens once per frame, not per step, so the engine does not storm. But it is a full compile at
+steady state, and the runtime monitor counts it against `recompile_budget` after warm-up, so the region breaches
+its budget (and alerts, falls back to eager or fails, per `on_breach`) on the first call that changes the value.
+
+## Example
+```python
+def step(model, i):
+    return model(torch.randn(2 + i, 8))   # CC406: batch size grows, dynamic = "auto": one recompile, then dynamic
+```
+
+## Fix
+Declare the dimension dynamic up front (`dynamic_dims = { x = [0] }` or `dynamic = true`) so the first compile is
+already dynamic; pass a changing float as a tensor (a buffer updated in place); or set `warmup_compiles = 2` when
+one generalizing recompile is expected.
+""")
+
+RULES: tuple[Rule, ...] = (RECOMPILES, LIMIT_HIT, GRAPH_BREAKS, LATE_HOOK, PROBE_FAILED, GENERALIZED)
+_SOURCE = re.compile(r"#\s*([^#\n]*?):(\d+) in (\w+)")
+_USER_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)')
+_COMPILE_ID = re.compile(r"^\s*\[?\d+/\d+\]?:\s*")
+_SIZE = re.compile(r"\bsize mismatch at index \d+\b")
+_FLOAT_GUARD = re.compile(r"^[^#=]*?[\w\]')]\s*==\s*[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?\s*(?:#.*)?$|"
+                          r"^[^#=]*?[\w\]')]\s*==\s*[-+]?(?:inf|nan)\s*(?:#.*)?$", re.IGNORECASE)
 
 
 def check(ctx: Any) -> list[Finding]:
@@ -144,55 +180,165 @@ def judge(contract: Any, result: Any) -> list[Finding]:
 
 
 def _recompiles(regions: dict[str, Any], result: Any) -> list[Finding]:
-    """Per instance and frame: compiles beyond `warmup_compiles`; the worst instance is compared with the budget."""
-    per: Counter[tuple[str, str, str]] = Counter(
-        (c.region, c.path, c.compile_id.split("/")[0]) for c in result.compiles)
-    worst: dict[str, int] = defaultdict(int)
-    for (region, path, frame), n in per.items():
-        extra = n - regions[region].warmup_compiles
-        worst[region] = max(worst[region], extra)
+    """Per instance and frame: compiles beyond `warmup_compiles`; the worst instance is compared with the budget.
+
+    A counted recompile is *generalizing* when every guard that failed is one Dynamo answers by making the value
+    dynamic (a size under `dynamic = "auto"`, a float) and the frame compiled nothing more in at least one later step.
+    The region is CC401 when its non-generalizing recompiles alone exceed the budget, CC406 when only the
+    generalizing ones take it over.
+    """
+    frames: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
+    for c in result.compiles:
+        frames[(c.region, c.path, c.compile_id.split("/")[0])].append(c)
+    hard: dict[str, list[Any]] = defaultdict(list)
+    total: dict[str, int] = defaultdict(int)
+    soft: dict[str, list[Any]] = defaultdict(list)
+    for (region, _, _), compiles in frames.items():
+        spec = regions[region]
+        counted = compiles[spec.warmup_compiles:]
+        stable = bool(compiles) and compiles[-1].step < result.steps - 1
+        benign = [c for c in counted if stable and generalizes(c.reasons, spec.dynamic)]
+        rest = [c for c in counted if c not in benign]
+        if len(rest) > len(hard[region]):
+            hard[region] = rest
+        total[region] = max(total[region], len(counted))
+        if len(benign) > len(soft[region]):
+            soft[region] = benign
     out = []
-    for region, extra in worst.items():
+    for region in total:
         budget = regions[region].recompile_budget
-        if extra > budget:
-            reason = next((c.reasons[0] for c in result.compiles if c.region == region and c.reasons), "")
-            out.append(RECOMPILES.finding(region, f"region {region!r} recompiled {extra} times in {result.steps} probe "
-                                          f"steps (budget {budget}); guard failed: {brief(reason)}",
-                                          f"remove the changing state{at(reason)} (see CC301-CC309), or raise "
-                                          "recompile_budget if expected"))
+        if len(hard[region]) > budget:
+            reason = next((c.reasons[0] for c in hard[region] if c.reasons), "")
+            unproven = all(generalizes(c.reasons, regions[region].dynamic) and c.step == result.steps - 1
+                           for c in hard[region])
+            note = (" (Dynamo may have made it dynamic, but the probe ended before showing the region stable: "
+                    "raise [probe] steps)" if unproven else "")
+            out.append(RECOMPILES.finding(region, f"region {region!r} recompiled {_times(len(hard[region]))} in "
+                                          f"{result.steps} probe steps (budget {budget}); guard failed: "
+                                          f"{brief(reason)}{note}", f"remove the changing state{at(reason)} (see "
+                                          "CC301-CC309), or raise recompile_budget if expected"))
+        elif total[region] > budget:
+            reason = next((c.reasons[0] for c in soft[region] if c.reasons), "")
+            sizes = {bool(_SIZE.search(c.reasons[0])) for c in soft[region] if c.reasons}
+            kind = " and ".join(k for k, on in (("size", True in sizes), ("float", False in sizes)) if on)
+            fix = " / ".join(f for f, on in (("declare the dimension dynamic (dynamic_dims or dynamic = true)",
+                                              True in sizes),
+                                             ("pass the float as a tensor (a buffer updated in place)", False in sizes))
+                             if on)
+            out.append(GENERALIZED.finding(region, f"region {region!r} recompiled {_times(total[region])} in "
+                                           f"{result.steps} probe steps (budget {budget}) only for Dynamo to make a "
+                                           f"changed {kind} dynamic, and was stable after (the runtime monitor still "
+                                           f"counts it); guard failed: {brief(reason)}",
+                                           f"{fix}{at(reason)}, or set warmup_compiles = "
+                                           f"{regions[region].warmup_compiles + total[region]}"))
     return out
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def generalizes(reasons: list[str], dynamic: Any) -> bool:
+    """Whether every failed guard of a recompile is one Dynamo generalizes (a size under auto, a float value)."""
+    if not reasons:
+        return False
+    for reason in reasons:
+        text = reason.split("\nUser stack trace:")[0]
+        lines = [line for line in text.splitlines() if line.strip()]
+        if not lines:
+            return False
+        for part in _COMPILE_ID.sub("", lines[0]).split("; "):
+            if _SIZE.search(part) and dynamic == "auto" and "stride" not in part:
+                continue
+            if _FLOAT_GUARD.match(part.strip()):
+                continue
+            return False
+    return True
 
 
 def _limit_hits(result: Any) -> list[Finding]:
     out = []
     for region in dict.fromkeys(r for r, _ in result.limit_hits):
         text = next(t for r, t in result.limit_hits if r == region)
-        out.append(LIMIT_HIT.finding(region, f"region {region!r} hit the recompile limit and now runs eager: {text}",
+        out.append(LIMIT_HIT.finding(region, f"region {region!r} hit the recompile limit and now runs eager: "
+                                     f"{brief(text, 300)}",
                                      f"remove the state that changes every call{at(text)}"))
     return out
 
 
 def _breaks(regions: dict[str, Any], result: Any) -> list[Finding]:
+    """Distinct graph-break sites (reason's first line + file:line) per region instance over the whole probe.
+
+    Each Dynamo frame compile stops at its first break, so counting per compile could never exceed a budget >= 1;
+    the sites an instance ran into over the probe's steps are what its graphs are split by.
+    """
+    sites: dict[tuple[str, str], dict[tuple[str, str], Any]] = defaultdict(dict)
+    for c in result.compiles:
+        for b in c.breaks:
+            sites[(c.region, c.path)].setdefault(b.site, b)
+    worst: dict[str, dict[tuple[str, str], Any]] = {}
+    for (region, _), found in sites.items():
+        if len(found) > len(worst.get(region, {})):
+            worst[region] = found
     out = []
-    for region in dict.fromkeys(c.region for c in result.compiles):
-        compiles = [c for c in result.compiles if c.region == region]
-        worst = max(sum(c.breaks.values()) for c in compiles)
+    for region, found in worst.items():
         budget = regions[region].graph_break_budget
-        if worst > budget:
-            reasons = Counter(k for c in compiles for k in c.breaks)
-            out.append(GRAPH_BREAKS.finding(region, f"region {region!r} broke its graph {worst} times in one compile "
-                                            f"(budget {budget}): {'; '.join(brief(k, 160) for k in reasons)}",
-                                            "remove the construct in the reason, or raise graph_break_budget"))
+        if len(found) > budget:
+            listed = "; ".join(_break_text(b) for b in list(found.values())[:4])
+            more = f"; and {len(found) - 4} more" if len(found) > 4 else ""
+            sites_text = f"{len(found)} distinct graph-break site{'' if len(found) == 1 else 's'}"
+            out.append(GRAPH_BREAKS.finding(region, f"region {region!r} has {sites_text} in {result.steps} probe "
+                                            f"steps (budget {budget}): {listed}{more}",
+                                            "remove the construct in the reason at the line given, or raise "
+                                            "graph_break_budget"))
     return out
 
 
+def _break_text(b: Any) -> str:
+    """`reason (Dynamo's explanation) at file:line`, short."""
+    head, _ = b.site
+    explanation = next((line.split(":", 1)[1].strip() for line in b.reason.splitlines()
+                        if line.strip().startswith("Explanation:")), "")
+    text = f"{head}: {explanation}" if explanation and explanation not in head else head
+    if head.startswith("generic_jump"):
+        text += " (a tensor's value decides a Python branch)"
+    return brief(text, 160) + (f" at {b.location}" if b.location else "")
+
+
 def brief(reason: str, limit: int = 240) -> str:
-    """A guard or break reason on one short line (Dynamo's hints dropped)."""
-    text = " ".join(reason.split("(HINT")[0].split())
+    """A guard or break reason on one short line (Dynamo's hints and user stack trace dropped; the shortened path of
+    a guard's `# path:line in fn` comment made full where it can be)."""
+    text = reason.split("(HINT")[0].split("\nUser stack trace:")[0]
+    m = _SOURCE.search(text)
+    if m:
+        full = _full_path(m.group(1).strip())
+        text = text[:m.start(1)] + full + text[m.end(1):]
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def at(reason: str) -> str:
-    """` at file:line` when Dynamo's reason names the source line."""
+    """` at file:line` of the user code Dynamo's reason names: the innermost `File "...", line N` of its "User stack
+    trace" when present (full path), else the `# path:line in fn` comment, whose path Dynamo shortens (made full
+    again when exactly one loaded source file ends with it)."""
+    trace = reason.split("User stack trace:", 1)
+    frames = _USER_FRAME.findall(trace[1]) if len(trace) == 2 else []
+    if frames:
+        return f" at {frames[-1][0]}:{frames[-1][1]}"
     m = _SOURCE.search(reason)
-    return f" at {m.group(1).strip()}:{m.group(2)}" if m else ""
+    return f" at {_full_path(m.group(1).strip())}:{m.group(2)}" if m else ""
+
+
+def _full_path(short: str) -> str:
+    """The loaded source file whose path ends with Dynamo's shortened `short`, when exactly one does."""
+    import linecache
+    import os
+    import sys
+
+    if os.path.isabs(short) or not short:
+        return short
+    files = {getattr(m, "__file__", None) for m in list(sys.modules.values())} | set(linecache.cache)
+    # shorten_filename drops torch's common prefix plus one character: "/" normally, the path's first letter when
+    # the common prefix is the root ("/tmp/m.py" -> "mp/m.py")
+    found = {f for f in files if isinstance(f, str) and (f.endswith("/" + short) or f[2:] == short)}
+    return found.pop() if len(found) == 1 else short

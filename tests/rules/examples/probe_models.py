@@ -77,3 +77,8 @@ def step_adding_hook(model, i):
 
 def step_failing(model, i):
     return model(torch.randn(2, 3))
+
+
+def step_growing_batch(model, i):
+    with torch.no_grad():
+        return model(torch.randn(2 + i, 8))

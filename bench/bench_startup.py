@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"findings: {len(findings)} ({', '.join(sorted({f.code for f in findings})) or 'none'})")
     print(f"startup check, first call (cold imports): {first:.3f} s")
     print(f"startup check, median of {args.repeats}: {median:.3f} s   target < 1 s: {'PASS' if median < 1 else 'FAIL'}")
-    print(f"per stage, medians (s; check() adds allow-list and sorting): " + ", ".join(f"{k}={v:.3f}" for k, v in stages.items()))
+    print("per stage, medians (s; check() adds allow-list and sorting): " + ", ".join(f"{k}={v:.3f}" for k, v in stages.items()))
     print(f"small cold compile (tiny 1-layer LlamaModel, inductor, empty cache): {compile_s:.2f} s")
     print(f"check / small cold compile: {100 * median / compile_s:.1f} % (first call: {100 * first / compile_s:.1f} %)")
     print(f"command: {COMMAND} --repeats {args.repeats}")

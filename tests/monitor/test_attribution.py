@@ -201,3 +201,29 @@ def test_a_torch_nn_builtin_region_compiles_and_is_attributed(started) -> None:
     model(torch.randn(3, 4))
     model(torch.randn(3, 4))
     assert mon.snapshot()["proj"]["compiles"] == 1
+
+
+def test_no_monitor_code_runs_on_a_steady_state_step(started):
+    import sys
+    from pathlib import Path
+
+    import monitor as monitor_pkg
+
+    net = Net()
+    _, mon = started(REGIONS, net)
+    run(net, 3)  # compiles, recompiles of the counter region, and warm cache entries for the others
+    ours = str(Path(monitor_pkg.__file__).parent)
+    calls: list[str] = []
+
+    def profiler(frame, event, arg):  # every Python call and C call made while the steps run
+        if event == "call" and frame.f_code.co_filename.startswith(ours):
+            calls.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
+
+    net.tail = Scaled(7)  # the Counting tail recompiles every call by design; steady state means cache hits only
+    run(net, 2)
+    sys.setprofile(profiler)
+    try:
+        run(net, 5)
+    finally:
+        sys.setprofile(None)
+    assert calls == [] and mon.snapshot()["blocks"]["compiles"] == 3

@@ -452,6 +452,10 @@ class Squares(torch.utils.data.Dataset):
 
 
 def test_dataloader_workers_forked_after_start_while_scrapes_run_neither_hang_nor_leak_counts(start):
+    if torch.cuda.is_available():
+        pytest.skip("on a CUDA host every Dynamo compile initializes CUDA in the parent (it saves the CUDA RNG state), "
+                    "after which torch cannot compile in fork-started workers at all ('Cannot re-initialize CUDA in "
+                    "forked subprocess'), monitor or not")
     model = Tower(2)
     mon = start(regions(2) + "[monitor]\nport = 0\n", model, serve=True)
     sizes(model, [1])
@@ -604,7 +608,7 @@ def test_inductor_cache_dir_deleted_then_unusable_mid_run_never_breaks_the_monit
 @pytest.mark.slow
 def test_a_full_cache_filesystem_fails_torchs_compile_not_the_monitor_and_doctor_reports_it(start, tmpfs, tmp_path,
                                                                                              monkeypatch):
-    disk = tmpfs("size=2m")
+    disk = tmpfs("size=64m")  # room for a whole compile once the filler is gone (torch 2.11's C++ wrapper .so)
     cache = disk / "inductor"
     cache.mkdir()
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(cache))

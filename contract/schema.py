@@ -163,7 +163,7 @@ class Settings(_Table):
     recompile_budget: NonNegInt | None = None
     """Recompiles each instance of the region may make after warm-up (default 0)."""
     graph_break_budget: NonNegInt | None = None
-    """Graph breaks allowed per compile (default 0; `fullgraph` implies 0)."""
+    """Distinct graph-break sites each region instance may have (default 0; `fullgraph` implies 0)."""
     on_breach: OnBreach | None = None
     """Action when a budget is exceeded: `"alert"` (default), `"eager"` (region falls back), `"fail"`."""
     warmup_compiles: Annotated[int, Field(ge=1)] | None = None
@@ -291,7 +291,7 @@ class Region:
     recompile_budget: int
     """Recompiles allowed per instance after warm-up."""
     graph_break_budget: int
-    """Graph breaks allowed per compile."""
+    """Distinct graph-break sites each region instance may have."""
     on_breach: str
     """alert, eager or fail."""
     warmup_compiles: int

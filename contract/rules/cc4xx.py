@@ -187,51 +187,62 @@ def _recompiles(regions: dict[str, Any], result: Any) -> list[Finding]:
     The region is CC401 when its non-generalizing recompiles alone exceed the budget, CC406 when only the
     generalizing ones take it over.
     """
+    hard, soft, total = _tally(regions, result)
+    out = []
+    for region in total:
+        budget = regions[region].recompile_budget
+        if len(hard[region]) > budget:
+            out.append(_hard(region, regions[region], hard[region], result.steps))
+        elif total[region] > budget:
+            out.append(_soft(region, regions[region], soft[region], total[region], result.steps))
+    return out
+
+
+def _tally(regions: dict[str, Any], result: Any) -> tuple[dict[str, list[Any]], dict[str, list[Any]], dict[str, int]]:
+    """Per region, over its instances' frames: the most non-generalizing and generalizing counted recompiles of one
+    frame, and the most counted recompiles of one frame."""
     frames: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
     for c in result.compiles:
         frames[(c.region, c.path, c.compile_id.split("/")[0])].append(c)
     hard: dict[str, list[Any]] = defaultdict(list)
-    total: dict[str, int] = defaultdict(int)
     soft: dict[str, list[Any]] = defaultdict(list)
+    total: dict[str, int] = defaultdict(int)
     for (region, _, _), compiles in frames.items():
         spec = regions[region]
         counted = compiles[spec.warmup_compiles:]
         stable = bool(compiles) and compiles[-1].step < result.steps - 1
         benign = [c for c in counted if stable and generalizes(c.reasons, spec.dynamic)]
         rest = [c for c in counted if c not in benign]
-        if len(rest) > len(hard[region]):
-            hard[region] = rest
+        hard[region] = max(hard[region], rest, key=len)
+        soft[region] = max(soft[region], benign, key=len)
         total[region] = max(total[region], len(counted))
-        if len(benign) > len(soft[region]):
-            soft[region] = benign
-    out = []
-    for region in total:
-        budget = regions[region].recompile_budget
-        if len(hard[region]) > budget:
-            reason = next((c.reasons[0] for c in hard[region] if c.reasons), "")
-            unproven = all(generalizes(c.reasons, regions[region].dynamic) and c.step == result.steps - 1
-                           for c in hard[region])
-            note = (" (Dynamo may have made it dynamic, but the probe ended before showing the region stable: "
-                    "raise [probe] steps)" if unproven else "")
-            out.append(RECOMPILES.finding(region, f"region {region!r} recompiled {_times(len(hard[region]))} in "
-                                          f"{result.steps} probe steps (budget {budget}); guard failed: "
-                                          f"{brief(reason)}{note}", f"remove the changing state{at(reason)} (see "
-                                          "CC301-CC309), or raise recompile_budget if expected"))
-        elif total[region] > budget:
-            reason = next((c.reasons[0] for c in soft[region] if c.reasons), "")
-            sizes = {bool(_SIZE.search(c.reasons[0])) for c in soft[region] if c.reasons}
-            kind = " and ".join(k for k, on in (("size", True in sizes), ("float", False in sizes)) if on)
-            fix = " / ".join(f for f, on in (("declare the dimension dynamic (dynamic_dims or dynamic = true)",
-                                              True in sizes),
-                                             ("pass the float as a tensor (a buffer updated in place)", False in sizes))
-                             if on)
-            out.append(GENERALIZED.finding(region, f"region {region!r} recompiled {_times(total[region])} in "
-                                           f"{result.steps} probe steps (budget {budget}) only for Dynamo to make a "
-                                           f"changed {kind} dynamic, and was stable after (the runtime monitor still "
-                                           f"counts it); guard failed: {brief(reason)}",
-                                           f"{fix}{at(reason)}, or set warmup_compiles = "
-                                           f"{regions[region].warmup_compiles + total[region]}"))
-    return out
+    return hard, soft, total
+
+
+def _hard(region: str, spec: Any, hard: list[Any], steps: int) -> Finding:
+    """CC401: recompiles that are not Dynamo generalizing a size or a float exceed the budget."""
+    reason = next((c.reasons[0] for c in hard if c.reasons), "")
+    unproven = all(generalizes(c.reasons, spec.dynamic) and c.step == steps - 1 for c in hard)
+    note = (" (Dynamo may have made it dynamic, but the probe ended before showing the region stable: "
+            "raise [probe] steps)" if unproven else "")
+    return RECOMPILES.finding(region, f"region {region!r} recompiled {_times(len(hard))} in {steps} probe steps "
+                              f"(budget {spec.recompile_budget}); guard failed: {brief(reason)}{note}",
+                              f"remove the changing state{at(reason)} (see CC301-CC309), or raise recompile_budget "
+                              "if expected")
+
+
+def _soft(region: str, spec: Any, soft: list[Any], total: int, steps: int) -> Finding:
+    """CC406: only recompiles that made a changed size or float dynamic, stable afterwards, exceed the budget."""
+    reason = next((c.reasons[0] for c in soft if c.reasons), "")
+    sizes = {bool(_SIZE.search(c.reasons[0])) for c in soft if c.reasons}
+    kind = " and ".join(k for k, on in (("size", True in sizes), ("float", False in sizes)) if on)
+    fix = " / ".join(f for f, on in (("declare the dimension dynamic (dynamic_dims or dynamic = true)", True in sizes),
+                                     ("pass the float as a tensor (a buffer updated in place)", False in sizes)) if on)
+    return GENERALIZED.finding(region, f"region {region!r} recompiled {_times(total)} in {steps} probe steps "
+                               f"(budget {spec.recompile_budget}) only for Dynamo to make a changed {kind} dynamic, "
+                               f"and was stable after (the runtime monitor still counts it); guard failed: "
+                               f"{brief(reason)}", f"{fix}{at(reason)}, or set warmup_compiles = "
+                               f"{spec.warmup_compiles + total}")
 
 
 def _times(n: int) -> str:

@@ -71,13 +71,6 @@ def inductor_modes() -> list[str]:
     return list(list_mode_options())
 
 
-def inductor_mode_options(mode: str) -> dict[str, Any]:
-    """The Inductor options a mode turns on (e.g. `triton.cudagraphs` for reduce-overhead)."""
-    from torch._inductor import list_mode_options
-
-    return dict(list_mode_options(mode))
-
-
 def inductor_option_types() -> dict[str, Any]:
     """Option name -> declared type, as `torch.compile` checks `options` (names with `_`, not `-`)."""
     from torch._inductor import config, list_options

@@ -118,9 +118,7 @@ class Ledger:
         """
         with self._lock:
             rs = self._regions[region]
-            inst = rs.instances.get(instance)
-            if inst is None:
-                inst = rs.instances[instance] = InstanceStats()
+            inst = self._instance(rs, instance)
             frame = compile_id.rpartition("/")[0]
             recompile = frame in inst.frames
             if not recompile and len(inst.frames) < MAX_FRAMES:
@@ -149,9 +147,7 @@ class Ledger:
         compile already counted its breaks)."""
         with self._lock:
             rs = self._regions[region]
-            inst = rs.instances.get(instance)
-            if inst is None:
-                inst = rs.instances[instance] = InstanceStats()
+            inst = self._instance(rs, instance)
             rs.skipped_frames += 1
             if not breaks_counted:
                 rs.graph_breaks += 1
@@ -159,6 +155,14 @@ class Ledger:
             breach = self._breach(rs, inst)
             return Outcome(False, False, inst.budget_recompiles, breach, breach is not None and len(rs.breaches) == 1,
                            len(inst.break_sites))
+
+    @staticmethod
+    def _instance(rs: RegionStats, instance: int) -> InstanceStats:
+        """The stats of one region instance, created at its first event."""
+        inst = rs.instances.get(instance)
+        if inst is None:
+            inst = rs.instances[instance] = InstanceStats()
+        return inst
 
     @staticmethod
     def _add_sites(rs: RegionStats, inst: InstanceStats, sites: list[str]) -> None:

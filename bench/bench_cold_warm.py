@@ -48,8 +48,8 @@ def child(args: argparse.Namespace) -> None:
     import torch
 
     import monitor
-    from contract.apply import apply
-    from contract.check import check
+    from contract.binding.apply import apply
+    from contract.pipeline import check
     from examples.models import build_llama, decode
 
     device = args.device

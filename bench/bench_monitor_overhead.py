@@ -21,8 +21,8 @@ from prometheus_client import CollectorRegistry
 from torch import nn
 
 import monitor
-from contract.apply import apply
-from contract.check import check
+from contract.binding.apply import apply
+from contract.pipeline import check
 
 CONTRACT = '[contract]\nname = "bench"\n[defaults]\nbackend = "{backend}"\n[[region]]\nname = "net"\nmodule = "{module}"\n'
 

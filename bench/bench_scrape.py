@@ -30,7 +30,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from torch import nn
 
 import monitor
-from contract.check import check
+from contract.pipeline import check
 from monitor.reasons import CATEGORIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

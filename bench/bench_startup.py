@@ -60,7 +60,7 @@ def build_70b_meta():
 
 def time_check(path: Path, model) -> tuple[float, list]:
     """One full startup check (no probe: no step is passed)."""
-    from contract.check import check
+    from contract.pipeline import check
 
     t0 = time.perf_counter()
     _, binding, findings = check(path, model)
@@ -69,9 +69,9 @@ def time_check(path: Path, model) -> tuple[float, list]:
 
 def per_check(path: Path, model) -> dict[str, float]:
     """Seconds per stage: load, bind, then each registered check."""
-    from contract.binding import bind
-    from contract.check import CHECKS, CheckContext
-    from contract.load import load
+    from contract.binding.resolve import bind
+    from contract.checks import CHECKS, CheckContext
+    from contract.document.load import load
 
     out: dict[str, float] = {}
     t0 = time.perf_counter()

@@ -1,7 +1,9 @@
 """torch-compile-contract, startup side: `enforce(model, path)` checks a model against its contract and applies it.
 
-Imports are lazy so `compile-contract doctor` and `rules` start without importing torch. `check` and `load` are not
-exported: they are also submodule names, so after `import contract.check` the attribute would be the module.
+The pipeline (`contract.pipeline`) runs four stages, one folder each: `document` (schema, load, references),
+`binding` (resolve regions, apply), `checks` (settings, cache, hot path, probe, custom ops) and `report` (allow-list,
+renderers, the rule catalog); `cli` sits on top. Imports are lazy so `compile-contract doctor` and `rules` start
+without importing torch.
 """
 from __future__ import annotations
 
@@ -15,9 +17,9 @@ ENV_AT_IMPORT: EnvSnapshot = take_snapshot()
 
 __all__ = ["enforce", "ContractViolation", "ContractFileError", "Binding"]
 
-_LAZY = {"enforce": "contract.check", "ContractViolation": "contract.check", "ContractFileError": "contract.load",
-         "Binding": "contract.binding"}
-"""Exported name -> the submodule defining it (imported on first access: binding imports torch)."""
+_LAZY = {"enforce": "contract.pipeline", "ContractViolation": "contract.pipeline",
+         "ContractFileError": "contract.document.load", "Binding": "contract.binding.targets"}
+"""Exported name -> the submodule defining it (imported on first access: the binding imports torch)."""
 
 
 def __getattr__(name: str) -> Any:

@@ -319,3 +319,69 @@ def forward_hook_ids(module: nn.Module) -> set[int]:
         table = getattr(module, slot, None)
         ids |= set(table) if isinstance(table, dict) else set()
     return ids
+
+
+# Static scan (CC3xx). The scan reads modules without running them: forward hooks live in the private dicts
+# `_forward_pre_hooks` / `_forward_hooks`, `torch.compiler.disable` marks functions with `_torchdynamo_disable`,
+# BatchNorm and Dropout share the private bases `_BatchNorm` / `_DropoutNd`, the global recompile limit is
+# `torch._dynamo.config.recompile_limit`, and `is_compiling()` has aliases in private modules. All unchanged in
+# torch 2.11 through 2.13; each lookup degrades to "not found".
+
+def forward_hooks(module: nn.Module) -> list[Any]:
+    """The module's forward pre-hooks and forward hooks (callables), in registration order."""
+    out: list[Any] = []
+    for slot in ("_forward_pre_hooks", "_forward_hooks"):
+        table = getattr(module, slot, None)
+        out += list(table.values()) if isinstance(table, dict) else []
+    return out
+
+
+def is_compiler_disabled(fn: Any) -> bool:
+    """Whether `fn` is wrapped by `torch.compiler.disable` (calling it from compiled code breaks the graph)."""
+    return bool(getattr(fn, "_torchdynamo_disable", False))
+
+
+def is_batchnorm(module: Any) -> bool:
+    """BatchNorm1d/2d/3d, SyncBatchNorm and subclasses (their private common base)."""
+    from torch.nn.modules.batchnorm import _BatchNorm
+
+    return isinstance(module, _BatchNorm)
+
+
+def is_dropout(module: Any) -> bool:
+    """Dropout of any dimension (their private common base)."""
+    from torch.nn.modules.dropout import _DropoutNd
+
+    return isinstance(module, _DropoutNd)
+
+
+def recompile_limit() -> int:
+    """torch's global per-frame recompile limit (`torch._dynamo.config.recompile_limit`, default 8)."""
+    import torch._dynamo
+
+    return int(getattr(torch._dynamo.config, "recompile_limit", 8))
+
+
+_COMPILE_STATE_FUNCTIONS = {
+    "is_compiling": (("torch.compiler", "is_compiling"), ("torch.compiler", "is_dynamo_compiling"),
+                     ("torch._dynamo", "is_compiling"), ("torch._dynamo.external_utils", "is_compiling"),
+                     ("torch._utils", "is_compiling")),
+    "is_scripting": (("torch.jit", "is_scripting"),),
+    "is_tracing": (("torch.jit", "is_tracing"),),
+    "is_exporting": (("torch.compiler", "is_exporting"),),
+}
+"""Role -> where torch defines a function of that role (public ones and their private aliases)."""
+
+
+def compile_state_functions() -> dict[str, list[Any]]:
+    """Role (`is_compiling`, `is_scripting`, `is_tracing`, `is_exporting`) -> the functions this torch has for it."""
+    import importlib
+
+    out: dict[str, list[Any]] = {}
+    for role, places in _COMPILE_STATE_FUNCTIONS.items():
+        for module, name in places:
+            try:
+                out.setdefault(role, []).append(getattr(importlib.import_module(module), name))
+            except (ImportError, AttributeError):
+                continue
+    return out

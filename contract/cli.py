@@ -64,22 +64,27 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from contract.check import check
+    from contract.document.load import ContractFileError, load
+    from contract.document.refs import RefError, build_model, resolve
     from contract.findings import has_errors
-    from contract.load import ContractFileError, load
-    from contract.refs import RefError, build_model, resolve
-    from contract.report import render_json, render_text
+    from contract.pipeline import check_loaded
+    from contract.report.allow import finalize
+    from contract.report.render import render_json, render_text
 
     sys.path.insert(0, os.getcwd())
+    binding = model = None
     try:
-        contract, _ = load(args.contract)
+        contract, findings = load(args.contract)
         meta = contract.meta if contract else None
         model_ref = args.model or (meta.model if meta else None)
         step_ref = args.step or (meta.step if meta else None)
         with _stdout_to_stderr():
             model = build_model(model_ref) if model_ref else None
             step = resolve(step_ref, "step") if step_ref else None
-            contract, binding, findings = check(args.contract, model, step=step, strict=args.strict)
+            if contract is None:
+                findings = finalize(findings, None, strict=args.strict)
+            else:
+                contract, binding, findings = check_loaded(contract, findings, model, step=step, strict=args.strict)
     except (ContractFileError, RefError) as exc:
         raise UsageError(str(exc)) from None
     if contract is not None and model is None and not has_errors(findings):
@@ -93,10 +98,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from contract.doctor import doctor
+    from contract.document.load import ContractFileError
     from contract.findings import has_errors
-    from contract.load import ContractFileError
-    from contract.report import render_json, render_text
+    from contract.pipeline import doctor
+    from contract.report.render import render_json, render_text
 
     try:
         _, findings = doctor(args.contract, strict=args.strict)
@@ -138,7 +143,7 @@ def _redirect_fd(fd: int, to: int) -> int | None:
 
 
 def _summary(binding: object) -> str:
-    from contract.report import n_of
+    from contract.report.render import n_of
 
     if binding is None:
         return ""
@@ -156,7 +161,7 @@ def _regions(binding: object) -> dict[str, list[str]]:
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
-    from contract.rules import RULES
+    from contract.report.catalog import RULES
 
     for rule in RULES:
         print(f"{rule.code}  {rule.severity:<7}  {rule.name}")
@@ -164,7 +169,7 @@ def _cmd_rules(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from contract.rules import RULES, get
+    from contract.report.catalog import RULES, get
 
     rule = get(args.code)
     if rule is None:

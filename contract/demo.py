@@ -135,9 +135,9 @@ def step(model: nn.Module, i: int) -> torch.Tensor:
 
 def main(argv: list[str] | None = None) -> int:
     """Check the contract, apply it, and run a few steps."""
-    from contract.check import ContractViolation, enforce
-    from contract.load import ContractFileError, load
-    from contract.refs import RefError, build_model as build
+    from contract.pipeline import ContractViolation, enforce
+    from contract.document.load import ContractFileError, load
+    from contract.document.refs import RefError, build_model as build
 
     parser = argparse.ArgumentParser(prog="python -m contract.demo", description=main.__doc__)
     parser.add_argument("contract", nargs="?", default="contracts/demo.toml")
@@ -173,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _apply_unchecked(model: nn.Module, path: str):
     """`--skip-check`: check and apply, reporting findings instead of refusing (the hazard demo)."""
-    from contract.apply import apply
-    from contract.check import check
+    from contract.binding.apply import apply
+    from contract.pipeline import check
 
     _, binding, findings = check(path, model)
     for f in findings:

@@ -55,8 +55,8 @@ class ContractGuard:
         import torch
 
         import monitor
-        from contract.check import ContractViolation, enforce
-        from contract.load import ContractFileError
+        from contract.pipeline import ContractViolation, enforce
+        from contract.document.load import ContractFileError
         from prometheus_client import CollectorRegistry
 
         where = Path(path) if path is not None else self.default_path

@@ -30,8 +30,8 @@ def contract_path(path: str | Path, backend: str | None = None) -> Path:
 
 def check_and_apply(path: Path, model: Any, *, refuse: bool = True) -> tuple[Any, list[Any]]:
     """Startup: check (no probe) and apply; with `refuse`, errors stop here like `enforce()` would."""
-    from contract.apply import apply
-    from contract.check import ContractViolation, check
+    from contract.binding.apply import apply
+    from contract.pipeline import ContractViolation, check
     from contract.findings import has_errors
 
     _, binding, findings = check(path, model)

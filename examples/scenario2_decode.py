@@ -41,7 +41,7 @@ def run(path: str, backend: str | None, *, warm_tokens: int, tokens: int) -> dic
 
 def main(argv: list[str] | None = None) -> int:
     """Static vs dynamic contract on the same decode loop, then the CUDA-graphs warning."""
-    from contract.check import check
+    from contract.pipeline import check
     from examples.models import build_llama
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

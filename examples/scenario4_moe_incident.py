@@ -17,8 +17,8 @@ FIXED = "contracts/demo.toml"
 
 def startup(path: str, build: str, backend: str | None) -> list:
     """The startup check alone: the findings an engine would refuse on."""
-    from contract.check import check
-    from contract.refs import build_model
+    from contract.pipeline import check
+    from contract.document.refs import build_model
 
     _, _, findings = check(contract_path(path, backend), build_model(build))
     return findings
@@ -29,8 +29,8 @@ def storm(backend: str | None, steps: int, logger=None) -> dict:
     import torch
 
     import monitor
-    from contract.apply import apply
-    from contract.check import check
+    from contract.binding.apply import apply
+    from contract.pipeline import check
     from contract.demo import build_hazard_model, step
 
     torch._dynamo.reset()

@@ -23,7 +23,7 @@ def run(variant: str, backend: str | None, steps: int = 3, logger=None) -> tuple
     import torch
 
     import monitor
-    from contract.refs import build_model
+    from contract.document.refs import build_model
     from examples.kernels import kernel_step
 
     torch._dynamo.reset()

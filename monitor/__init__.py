@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from contract.binding import Binding
+    from contract.binding.targets import Binding
     from monitor.runtime import Monitor
 
 __all__ = ["start", "Monitor", "RecompileBudgetExceeded"]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from contract.apply import set_eager, set_guard
-from contract.binding import Binding, Target
+from contract.binding.apply import set_eager, set_guard
+from contract.binding.targets import Binding, Target
 
 
 class RecompileBudgetExceeded(RuntimeError):

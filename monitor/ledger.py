@@ -7,7 +7,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable, NamedTuple
 
-from contract.schema import Region
+from contract.document.schema import Region
 from monitor.reasons import CATEGORIES
 
 BUCKETS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)

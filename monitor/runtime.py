@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 
 from prometheus_client import CollectorRegistry
 
-from contract.binding import Binding, Target
+from contract.binding.targets import Binding, Target
 from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded, act
 from monitor.exporter import LedgerCollector, Server, push, rank_info, serve, write_snapshot

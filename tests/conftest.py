@@ -36,7 +36,7 @@ class RedisServer:
         import subprocess
         import time
 
-        from contract.rules.cc2xx import ping_redis
+        from contract.checks.cache.remote import ping_redis
 
         exe = shutil.which("redis-server")
         if exe is None:

@@ -8,9 +8,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 import monitor
-from contract.apply import apply
-from contract.binding import Binding
-from contract.check import check
+from contract.binding.apply import apply
+from contract.binding.targets import Binding
+from contract.pipeline import check
 
 HEADER = '[contract]\nname = "test-net"\n[defaults]\nbackend = "eager"\n'
 

@@ -5,13 +5,12 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = '[monitor]\nsnapshot_path = "snap/rank{rank}.prom"\n'
 REGION = '[[region]]\nname = "lin"\nmodule = "lin"\n'
 

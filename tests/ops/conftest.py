@@ -31,8 +31,8 @@ def exported_names(tmp_path_factory) -> set[str]:
     from prometheus_client.parser import text_string_to_metric_families
 
     import monitor
-    from contract.apply import apply
-    from contract.check import check
+    from contract.binding.apply import apply
+    from contract.pipeline import check
 
     path = tmp_path_factory.mktemp("names") / "contract.toml"
     path.write_text('[contract]\nname = "names"\n[defaults]\nbackend = "eager"\n'

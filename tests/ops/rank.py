@@ -17,8 +17,8 @@ import torch
 from torch import nn
 
 import monitor
-from contract.apply import apply
-from contract.check import check
+from contract.binding.apply import apply
+from contract.pipeline import check
 
 LIFETIME_S = 240.0
 """Upper bound on a rank's life even if the test never writes `stop` (it is killed earlier by the fixture)."""

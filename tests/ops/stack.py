@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 import yaml
+from tests import ROOT as ROOT_DIR
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = ROOT_DIR
 OPS = REPO / "ops"
 ALERTS = OPS / "prometheus" / "alerts.yml"
 T = TypeVar("T")

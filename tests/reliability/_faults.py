@@ -9,9 +9,9 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from contract.apply import apply
-from contract.binding import Binding
-from contract.check import check
+from contract.binding.apply import apply
+from contract.binding.targets import Binding
+from contract.pipeline import check
 from contract.findings import has_errors
 
 HEADER = '[contract]\nname = "faults"\n[defaults]\nbackend = "eager"\ndynamic = false\n'
@@ -78,7 +78,7 @@ def retained_bytes(obj: Any, _seen: set[int] | None = None) -> int:
     """Bytes reachable from obj through containers and instance dicts (contract Region objects excluded)."""
     from collections import deque
 
-    from contract.schema import Region
+    from contract.document.schema import Region
 
     seen = set() if _seen is None else _seen
     if id(obj) in seen or isinstance(obj, (Region, type)):

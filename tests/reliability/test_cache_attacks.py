@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 OTHER_UID = 54321
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another uid needs root")

@@ -18,14 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contract.check import check
+from contract.pipeline import check
 from contract.cli import main
 from contract.findings import Finding
-from contract.load import MAX_BYTES, MAX_NESTING, ContractFileError, load
-from contract.schema import MAX_REGIONS, SECTIONS
+from contract.document.load import MAX_BYTES, MAX_NESTING, ContractFileError, load
+from contract.document.schema import MAX_REGIONS, SECTIONS
 from tests.reliability import _toml
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 MODEL = "contract.demo:build_model"
 STEP = "tests.reliability.test_contract_fuzz:noop_step"
 CASES: Counter[str] = Counter()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contract.load import load
+from contract.document.load import load
 
 
 def test_an_empty_top_level_key_is_reported_at_a_quoted_non_empty_location(tmp_path: Path) -> None:
@@ -28,7 +28,7 @@ def test_a_megabyte_key_is_cut_in_the_location(tmp_path: Path) -> None:
 
 
 def test_an_allow_entry_without_a_code_is_reported_and_does_not_crash_the_check(tmp_path: Path) -> None:
-    from contract.check import check
+    from contract.pipeline import check
 
     path = tmp_path / "c.toml"
     path.write_text('[contract]\nname = "n"\n[[allow]]\nwhere = "region[0].*"\nreason = "r"\n')

@@ -25,8 +25,8 @@ from prometheus_client.parser import text_string_to_metric_families
 import monitor
 from monitor.reasons import CATEGORIES
 from tests.reliability._faults import Adder, Block, Events, Tower, bind, regions, retained_bytes
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 TALLY: Counter[str] = Counter()
 
 

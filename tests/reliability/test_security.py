@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from contract.check import check
+from contract.pipeline import check
 from contract.cli import main
 from contract.demo import build_model
-from contract.load import load
+from contract.document.load import load
 from tests.reliability import _toml
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("contract", "monitor")
 SENTINEL_MODULE = "ccsec_sentinel_module"
 
@@ -64,7 +64,7 @@ def test_the_source_scan_does_flag_each_dangerous_call(tmp_path: Path, monkeypat
 
 FIXED_NAME_IMPORTERS = {
     "contract/__init__.py": "its own submodules for the lazy exports (a literal table)",
-    "contract/scan.py": "torch's own is_compiling()/is_scripting() aliases (a literal list)",
+    "contract/_torch.py": "torch's own is_compiling()/is_scripting() aliases (a literal list)",
 }
 """Modules that import by a name from a literal table in their own source, never from the contract or the CLI."""
 
@@ -72,7 +72,7 @@ FIXED_NAME_IMPORTERS = {
 def test_only_refs_imports_modules_by_a_name_from_the_contract() -> None:
     importers = {str(p.relative_to(ROOT)) for p in sources()
                  if "import_module(" in p.read_text() or "importlib.util.spec_from" in p.read_text()}
-    assert importers == {"contract/refs.py", *FIXED_NAME_IMPORTERS}
+    assert importers == {"contract/document/refs.py", *FIXED_NAME_IMPORTERS}
 
 
 @pytest.fixture
@@ -230,7 +230,7 @@ def test_hostile_region_names_give_one_bounded_line_per_finding(name: str, tmp_p
 
 
 def test_region_names_that_reach_metrics_are_short_and_plain(tmp_path: Path) -> None:
-    from contract.schema import _REGION_NAME
+    from contract.document.schema import _REGION_NAME
 
     for name in HOSTILE_NAMES + ["a" * 65, "1abc", "é"]:
         assert not _REGION_NAME.match(name), name

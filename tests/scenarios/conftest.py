@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT / "examples") not in sys.path:
     sys.path.insert(0, str(ROOT / "examples"))
 

@@ -7,8 +7,8 @@ pytest.importorskip("transformers")
 
 import monitor  # noqa: E402
 from _common import check_and_apply, contract_path  # noqa: E402
-from contract.check import check  # noqa: E402
-from contract.rules import get  # noqa: E402
+from contract.pipeline import check  # noqa: E402
+from contract.report.catalog import get  # noqa: E402
 from examples.models import build_llama, decode  # noqa: E402
 
 

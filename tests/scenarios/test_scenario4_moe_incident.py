@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from contract.findings import has_errors
-from contract.rules import get
+from contract.report.catalog import get
 from scenario4_moe_incident import FIXED, HAZARD, startup, storm
 
 

@@ -1,0 +1,90 @@
+"""Apply a checked binding to the model in place, and switch regions between compiled and eager."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from contract import _torch
+from contract.binding.targets import Binding, RegionBinding, Target
+from contract.binding.resolve import parameters
+
+
+def apply(binding: Binding) -> Binding:
+    """Compile (or keep eager) every target, from the same binding that was checked."""
+    for rb in binding.regions.values():
+        if rb.state != "unapplied":
+            continue
+        for target in rb.targets:
+            target.compiled = _compile(target, rb) if rb.region.enabled else _disable(target)
+            set_call(target, target.compiled)
+        rb.state = "compiled" if rb.region.enabled else "disabled"
+    return binding
+
+
+def _compile(target: Target, rb: RegionBinding) -> Callable:
+    """`module.compile()` for forward (keeps type and state_dict keys), `torch.compile(bound)` otherwise."""
+    region, module = rb.region, target.module
+    if target.method == "forward":
+        fn = _torch.compile_forward(module, region.compile_kwargs())
+    else:
+        fn = torch.compile(getattr(module, target.method), **region.compile_kwargs())
+    if region.dynamic_dims:
+        fn = _marking(fn, parameters(getattr(module, target.method)) or [], region.dynamic_dims)
+    return fn
+
+
+def _disable(target: Target) -> Callable:
+    """`enabled = false`: the method stays eager even when an outer compiled region calls it."""
+    return torch.compiler.disable(getattr(target.module, target.method))
+
+
+def _marking(fn: Callable, params: list[str], dims: dict[str, tuple[int, ...]]) -> Callable:
+    """Mark the named arguments' dims dynamic before each call reaches Dynamo (only regions with dynamic_dims)."""
+    where = [(name, params.index(name) if name in params else None, d) for name, d in dims.items()]
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        for name, index, d in where:
+            value = kwargs.get(name) if name in kwargs else (args[index] if index is not None and index < len(args) else None)
+            _torch.mark_dynamic(value, d)
+        return fn(*args, **kwargs)
+
+    call.__wrapped__ = fn  # type: ignore[attr-defined]
+    return call
+
+
+def set_call(target: Target, fn: Callable | None) -> None:
+    """Make calls of the target run `fn`; None restores the method it had before apply."""
+    module, method = target.module, target.method
+    if target.via_call_impl:
+        _torch.set_forward_call(module, fn)
+    elif fn is not None:
+        setattr(module, method, fn)
+    elif target.instance_attr is not None:
+        setattr(module, method, target.instance_attr)
+    else:
+        module.__dict__.pop(method, None)
+
+
+def set_eager(binding: Binding, region: str) -> None:
+    """Region-scoped fallback: this region's targets run their original, uncompiled callables."""
+    rb = binding.regions[region]
+    for target in rb.targets:
+        set_call(target, None)
+    rb.state = "eager"
+
+
+def set_guard(binding: Binding, region: str, make: Callable[[Target], Callable]) -> None:
+    """Install a callable built per target (e.g. one that raises) in place of the region's calls."""
+    rb = binding.regions[region]
+    for target in rb.targets:
+        set_call(target, make(target))
+    rb.state = "guarded"
+
+
+def restore(binding: Binding, region: str) -> None:
+    """Switch a region back to what apply installed."""
+    rb = binding.regions[region]
+    for target in rb.targets:
+        set_call(target, target.compiled)
+    rb.state = "compiled" if rb.region.enabled else "disabled"

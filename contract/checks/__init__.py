@@ -1,0 +1,15 @@
+"""Stage 3, the checks: one folder per family, each with its rule records (`rules`) and the code that produces their
+findings (`check`). `CHECKS` runs them in code-range order on one `CheckContext`; none imports torch at import."""
+from __future__ import annotations
+
+from contract.checks.cache import check as cache
+from contract.checks.context import Check, CheckContext
+from contract.checks.custom_ops import check as custom_ops
+from contract.checks.hotpath import check as hotpath
+from contract.checks.probe import check as probe
+from contract.checks.settings import check as settings
+
+CHECKS: tuple[Check, ...] = (settings.check, cache.check, hotpath.check, probe.check, custom_ops.check)
+"""Checks run after binding, in code-range order (CC1xx settings ... CC6xx custom operators)."""
+
+__all__ = ["CHECKS", "Check", "CheckContext"]

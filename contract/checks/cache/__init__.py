@@ -1,0 +1,1 @@
+"""CC2xx: the Inductor cache preflight (`rules`: the records; `check` runs `dirs`, `security` and `remote`)."""

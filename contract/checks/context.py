@@ -1,0 +1,37 @@
+"""What every check is given: the contract, the binding, the user's step and the environment at import."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from contract.document.load import Contract
+from contract.env import EnvSnapshot
+from contract.findings import Finding
+
+if TYPE_CHECKING:  # the binding imports torch; `doctor` builds a context without it
+    from contract.binding.targets import Binding
+
+
+def _env_at_import() -> EnvSnapshot:
+    """The snapshot `contract/__init__.py` took at import."""
+    from contract import ENV_AT_IMPORT
+
+    return ENV_AT_IMPORT
+
+
+@dataclass(kw_only=True)
+class CheckContext:
+    """Everything a check may look at; checks never import the model or read globals themselves."""
+
+    contract: Contract
+    """The loaded contract."""
+    binding: Binding | None = None
+    """Regions bound to the model (None for `doctor`, which does not import the model)."""
+    step: Callable[[Any, int], Any] | None = None
+    """The user's `step(model, i)`, for the dynamic probe."""
+    snapshot: EnvSnapshot = field(default_factory=_env_at_import)
+    """The environment as it was before torch's compiler was imported, and whether it already was."""
+
+
+Check = Callable[[CheckContext], Iterable[Finding]]
+"""A check: reads the context, returns every finding it has (never raises for what it checks)."""

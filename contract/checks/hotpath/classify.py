@@ -1,0 +1,132 @@
+"""Classifying writes into hazards: how an assignment rewrites its target (`step`, `selfref`, `assign`), and which
+writes on the hot path, with the real current values, make Dynamo recompile."""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Any
+
+import torch
+from torch import nn
+
+from contract import _torch
+from contract.checks.hotpath import conditions
+from contract.checks.hotpath.conditions import is_scalar
+from contract.checks.hotpath.model import MISSING, Hazard, ScanState, Write
+
+SHOWN = {int: "int", bool: "bool", str: "str", float: "float", type(None): "None"}
+
+
+def aug_form(node: ast.AugAssign) -> str:
+    """`+= k`/`-= k` (k not 0) and `^= True` change the value every call; other operators may settle (`*= 1`)."""
+    if isinstance(node.op, (ast.Add, ast.Sub)) and not is_zero(node.value):
+        return "step"
+    if isinstance(node.op, ast.BitXor) and isinstance(node.value, ast.Constant) and node.value.value:
+        return "step"
+    return "selfref"
+
+
+def form_of(value: ast.expr, target: ast.expr) -> str:
+    """How an assignment rewrites its target: `step` changes it every call (`x = x + 1`, `x = not x`), `selfref` reads
+    it and may settle (`max(x, n)`, `x or d`, `Mode(x)`), `assign` does not read it."""
+    text = ast.unparse(target)
+    if not reads_same(value, target):
+        return "assign"
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not) and ast.unparse(value.operand) == text:
+        return "step"
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.BitXor)):
+        left, right = ast.unparse(value.left), ast.unparse(value.right)
+        other = value.right if left == text else value.left if right == text and not isinstance(value.op, ast.Sub) \
+            else None
+        if other is not None and ast.unparse(other) != text and not is_zero(other) and \
+                (not isinstance(value.op, ast.BitXor) or isinstance(other, ast.Constant) and other.value):
+            return "step"
+    return "selfref"
+
+
+def literal(node: ast.expr) -> Any:
+    """The value of a constant expression (`False`, `0`, `"x"`), else MISSING."""
+    return node.value if isinstance(node, ast.Constant) else MISSING
+
+
+def is_zero(node: ast.expr) -> bool:
+    """A literal that leaves a value unchanged when added (0, "", False)."""
+    return isinstance(node, ast.Constant) and not node.value
+
+
+def reads_same(value: ast.expr, target: ast.expr) -> bool:
+    """Whether the assigned expression reads the target it is assigned to (`x.n = x.n + 1`, `f = not f`)."""
+    text = ast.unparse(target)
+    return any(isinstance(n, (ast.Attribute, ast.Name, ast.Subscript)) and isinstance(getattr(n, "ctx", None), ast.Load)
+               and ast.unparse(n) == text for n in ast.walk(value))
+
+
+def classify_writes(state: ScanState) -> list[Hazard]:
+    """Decide, with the real current values, which writes on the hot path are hazards; dormant ones are warnings
+    unless the hot path itself may change their guard."""
+    hot = {w.key for w in state.writes if w.guard is None and not keeps_value(w)}
+    out = []
+    for w in state.writes:
+        hazard = write_hazard(w, state.reads)
+        if hazard is not None and w.guard is not None and not w.guard.keys & hot:
+            hazard = replace(hazard, certain=False, guard=", ".join(w.guard.guards))
+        if hazard is not None:
+            out.append(hazard)
+    return out
+
+
+def write_hazard(w: Write, reads: set[tuple[int, str]]) -> Hazard | None:
+    """The hazard one write is: a certain counter/toggle (`step`), assigned or self-referencing state, a float."""
+    value, read = w.value, w.key in reads or w.form != "assign"
+    if isinstance(value, (torch.Tensor, nn.Module)) or not read or callable(value) and not is_scalar(value):
+        return None
+    shown = f"{w.what} ({SHOWN.get(type(value), type(value).__name__)})" if value is not MISSING \
+        else f"{w.what} (not set before the first call)"
+    at = {"where": w.where, "region": w.region}
+    if isinstance(value, (list, dict)):
+        return Hazard(kind="container", what=shown, certain=False, **at) if w.form != "assign" else None
+    if isinstance(value, float) or dropout_p(w):
+        return Hazard(kind="float", what=shown, **at)
+    if is_scalar(value) and w.form == "step":
+        return Hazard(kind="counter", what=shown, note=_OLD_TORCH_NOTES.get(w.via, "") if conditions.torch_minor() < (2, 13)
+                      else "", **at)
+    if is_scalar(value) and w.form == "selfref":
+        return Hazard(kind="assigned", what=f"{shown}, rewritten from its own value,", **at)
+    if is_scalar(value) or value is None or value is MISSING:
+        return Hazard(kind="assigned", what=shown, certain=value is not MISSING, **at)
+    return None
+
+
+_OLD_TORCH_NOTES = {
+    "cell": "torch 2.11 does not guard a closure cell: no recompile there, but the compiled code keeps writing the "
+            "first call's value",
+    "class": "torch 2.11 breaks the graph on a class-attribute write and keeps writing the first call's value",
+}
+"""Measured on torch 2.11 (tests/checks/hotpath/corpus h03, h05): still wrong, differently from 2.13's recompiles."""
+
+
+def keeps_value(w: Write) -> bool:
+    """A write of the constant the state already holds (`self.debug = False` while it is False)."""
+    return w.literal is not MISSING and type(w.literal) is type(w.value) and w.literal == w.value
+
+
+def dropout_p(w: Write) -> bool:
+    """A write to a Dropout's `p` (Dynamo specializes it like a float, always)."""
+    return _torch.is_dropout(w.owner) and w.key[1] == "p"
+
+
+def per_instance(state: ScanState, binding: Any) -> list[Hazard]:
+    """A Python int/str read on `self` that differs between more instances of one region than Dynamo can cache."""
+    out = []
+    for (region, where, what), values in state.scalar_reads.items():
+        distinct = {v for _, v in values}
+        limit = binding.regions[region].region.recompile_limit or default_recompile_limit()
+        if len(distinct) > limit:
+            out.append(Hazard(kind="per-instance", where=where, region=region,
+                              what=f"{what} ({len(distinct)} distinct values, recompile limit {limit})"))
+    return out
+
+
+def default_recompile_limit() -> int:
+    """torch's global recompile limit (a region without its own `recompile_limit` gets this one)."""
+    return _torch.recompile_limit()

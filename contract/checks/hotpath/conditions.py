@@ -1,0 +1,184 @@
+"""Conditions: what an `if` test is worth while Dynamo traces (from `is_compiling()` and friends, or from the Python
+state it reads now), which branches always leave a block, and which tested values are tensors."""
+from __future__ import annotations
+
+import ast
+import enum
+import operator
+from typing import Any, Iterable, Iterator
+
+import torch
+
+from contract import _torch
+from contract.checks.hotpath.model import MISSING, UNKNOWN, Cond
+from contract.checks.hotpath.resolve import Env, chain, resolve
+
+COMPILING_NAMES = frozenset({"is_compiling", "is_torchdynamo_compiling", "is_dynamo_compiling"})
+"""Names of `is_compiling()` look-alikes (transformers' `is_torchdynamo_compiling`): true while Dynamo traces."""
+REDUCTIONS = frozenset({"sum", "any", "all", "max", "min", "mean", "amax", "amin", "prod", "norm", "count_nonzero",
+                         "argmax", "argmin", "std", "var", "median", "nonzero"})
+"""Tensor methods whose result, read by Python control flow, is data-dependent (a graph break)."""
+
+
+
+
+_KNOWN_UNDER_COMPILE: dict[int, bool | None] = {}
+
+
+def known_under_compile() -> dict[int, bool | None]:
+    """Functions whose result under torch.compile is fixed, by identity: `is_compiling()` and its aliases are True;
+    `torch.jit.is_scripting()` and `is_tracing()` are False; `torch.compiler.is_exporting()` depends on torch."""
+    if not _KNOWN_UNDER_COMPILE:
+        values = {"is_compiling": True, "is_scripting": False, "is_tracing": False,
+                  "is_exporting": exporting_under_compile()}
+        for role, fns in _torch.compile_state_functions().items():
+            _KNOWN_UNDER_COMPILE.update({id(fn): values[role] for fn in fns})
+    return _KNOWN_UNDER_COMPILE
+
+
+def torch_minor() -> tuple[int, int]:
+    """The installed torch's (major, minor): a few behaviours below were measured per version."""
+    major, minor = torch.__version__.split("+")[0].split(".")[:2]
+    return int(major), int(minor)
+
+
+def exporting_under_compile() -> bool | None:
+    """`torch.compiler.is_exporting()` inside torch.compile: True on torch 2.11, False on 2.13 (both measured);
+    None (unknown: both branches are dormant) in between."""
+    return True if torch_minor() < (2, 12) else False if torch_minor() >= (2, 13) else None
+
+
+def cond(env: Env, flags: dict[str, Cond], test: ast.expr) -> Cond:
+    """What a test is worth under torch.compile: from `is_compiling()` and friends, or from current Python state."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return cond(env, flags, test.operand).negated()
+    if isinstance(test, ast.BoolOp):
+        return bool_op(isinstance(test.op, ast.And), [cond(env, flags, v) for v in test.values])
+    if isinstance(test, ast.Name) and test.id in flags:
+        return flags[test.id]
+    if isinstance(test, ast.Call):
+        return compile_call(env, test)
+    if isinstance(test, ast.Compare):
+        return compare(env, test)
+    return state_value(env, test)
+
+
+def bool_op(is_and: bool, conds: list[Cond]) -> Cond:
+    """`and` is false (`or` true) when one operand is, and known from is_compiling() if that operand is."""
+    decisive = [c for c in conds if c.value is (not is_and)]
+    if decisive:
+        eager = [c for c in decisive if c.eager]
+        return eager[0] if eager else merge(not is_and, decisive, eager=False)
+    if all(c.value is is_and for c in conds):
+        return merge(is_and, conds, eager=all(c.eager for c in conds))
+    return UNKNOWN
+
+
+def merge(value: bool, conds: Iterable[Cond], *, eager: bool) -> Cond:
+    """One condition from several, keeping every guard it depends on (for the message and the trust check)."""
+    conds = list(conds)
+    return Cond(value, eager, tuple(g for c in conds for g in c.guards), frozenset().union(*(c.keys for c in conds)))
+
+
+def compile_call(env: Env, call: ast.Call) -> Cond:
+    """`is_compiling()` (by identity, whatever it is imported as, or by name) is true under compile."""
+    if call.args or call.keywords:
+        return UNKNOWN
+    fn = resolve(env, call.func)
+    table = known_under_compile()
+    if fn is not MISSING and id(fn) in table and table[id(fn)] is None:
+        return Cond(None, guards=(f"{ast.unparse(call)} (its value under torch.compile was not measured on torch "
+                                   f"{torch.__version__})",))
+    known = table.get(id(fn)) if fn is not MISSING else None
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if known is None and name in COMPILING_NAMES:
+        known = True
+    return UNKNOWN if known is None else Cond(known, eager=True)
+
+
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not}
+
+
+def compare(env: Env, test: ast.Compare) -> Cond:
+    """`self.mode == "x"`, `self.cache is None`: decided on the real objects when both sides are known scalars."""
+    if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+        return UNKNOWN
+    sides = [state_value(env, test.left), state_value(env, test.comparators[0])]
+    values = [constant(env, test.left), constant(env, test.comparators[0])]
+    if any(v is MISSING for v in values):
+        return UNKNOWN
+    value = bool(_COMPARE[type(test.ops[0])](*values))
+    keys = frozenset().union(*(s.keys for s in sides))
+    return Cond(value, False, (f"{ast.unparse(test)} (now {value})",), keys) if keys else UNKNOWN
+
+
+def constant(env: Env, node: ast.expr) -> Any:
+    """A literal, or a scalar read from a real object (MISSING otherwise)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    value = resolve(env, node)
+    return value if is_scalar(value) or value is None or type(value) is float else MISSING
+
+
+def state_value(env: Env, node: ast.expr) -> Cond:
+    """A Python scalar read from a real object (`self.training`, a module global): its truth now."""
+    parsed = chain(node)
+    if parsed is None or parsed[0] in env.local and parsed[0] != env.self_name:
+        return UNKNOWN
+    value = constant(env, node)
+    if value is MISSING or isinstance(node, ast.Constant):
+        return UNKNOWN
+    if isinstance(node, ast.Attribute):
+        parent = resolve(env, node.value)
+        key = (id(parent), node.attr)
+    else:
+        key = (id(env.fn.__globals__), node.id)
+    return Cond(bool(value), False, (f"{ast.unparse(node)} (now {value!r})",), frozenset({key}))
+
+
+def is_scalar(value: Any) -> bool:
+    return type(value) in (int, bool, str) or isinstance(value, enum.Enum)
+
+
+def exits(stmts: list[ast.stmt]) -> bool:
+    """Whether a branch always leaves the enclosing block (its last statement returns, raises, breaks, continues)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return exits(last.body)
+    return isinstance(last, ast.If) and exits(last.body) and exits(last.orelse)
+
+
+def walk_expr(node: ast.expr) -> Iterator[ast.AST]:
+    """Sub-expressions of a test, not entering lambdas or comprehensions (they are other scopes)."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            yield from walk_expr(child)
+
+
+def tested_values(test: ast.expr) -> Iterator[ast.expr]:
+    """The values Python turns into a bool in a test: operands of `not`/`and`/`or` and of value comparisons."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from tested_values(test.operand)
+    elif isinstance(test, ast.BoolOp):
+        for v in test.values:
+            yield from tested_values(v)
+    elif isinstance(test, ast.Compare):
+        if not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in test.ops):
+            yield test.left
+            yield from test.comparators
+    else:
+        yield test
+
+
+def tensor_valued(env: Env, node: ast.expr) -> bool:
+    """Certainly a tensor: a reduction method (`y.sum()`, `mask.any()`) or a tensor on a real object (`self.scale`)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in REDUCTIONS:
+        receiver = resolve(env, node.func.value)
+        return receiver is MISSING or isinstance(receiver, torch.Tensor) or receiver is torch
+    value = resolve(env, node) if chain(node) is not None else MISSING
+    return isinstance(value, torch.Tensor)

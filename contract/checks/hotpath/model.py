@@ -1,0 +1,104 @@
+"""The records of one static scan: what it found (Hazard), what it parsed (Source), the writes it saw (Write) and the
+state it collects across regions and instances (ScanState)."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+MISSING = object()
+"""A value the scan could not (or must not) read: unresolved names, unset slots."""
+MAX_VISITS = 20_000
+"""Bound on (function, instance) visits per scan: a generated model cannot make the scan run away."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hazard:
+    """One raw observation, turned into a Finding by `contract.checks.hotpath.check`."""
+
+    kind: str
+    """`counter`, `assigned`, `container`, `float`, `graph-break`, `item-branch`, `env`, `dynamic-getattr`,
+    `batchnorm`, `per-instance`."""
+    where: str
+    """`file:line` (or a module path for instance-level hazards)."""
+    region: str
+    """Region whose hot path reaches it."""
+    what: str
+    """Short description of the state or call, e.g. `HazardRouter.batches (int)`."""
+    certain: bool = True
+    """False when a name could not be resolved to a value, or when the code is dormant (the finding is a warning)."""
+    guard: str = ""
+    """For dormant code: the Python state that keeps it from running compiled now, e.g. `self.training (now False)`."""
+    note: str = ""
+    """How the installed torch differs from the rule's description, where it was measured to."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A parsed function: its AST and where its lines are."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    file: str
+    offset: int
+
+
+@dataclass(kw_only=True)
+class Write:
+    """One write to Python state seen on the hot path, judged by `classify` once the whole scan is done."""
+
+    key: tuple[int, str]
+    value: Any
+    form: str
+    """`assign`, `step` (changes every call: `+= 1`, `not x`), `selfref` (reads itself: `max(x, n)`), `mutate`."""
+    where: str
+    region: str
+    what: str
+    owner: Any
+    guard: Cond | None = None
+    """The dormant guard around the write (None: the write runs compiled now)."""
+    literal: Any = MISSING
+    """The constant assigned, for `x = False` (a hot write that cannot turn a dormant guard on)."""
+    via: str = ""
+    """`cell` for a closure variable, `class` for a class attribute (torch 2.11 handles both differently)."""
+
+
+@dataclass(kw_only=True)
+class ScanState:
+    """Everything one scan collects; parse results are cached per code object across regions and instances."""
+
+    sources: dict[Any, Source | None] = field(default_factory=dict)
+    visited: set[tuple[Any, int, str]] = field(default_factory=set)
+    writes: list[Write] = field(default_factory=list)
+    reads: set[tuple[int, str]] = field(default_factory=set)
+    scalar_reads: dict[tuple[str, str, str], set[Any]] = field(default_factory=dict)
+    hazards: list[Hazard] = field(default_factory=list)
+    visits: int = 0
+
+
+@dataclass(frozen=True)
+class Prop:
+    """A property met while resolving: reading it calls its getter."""
+
+    prop: property
+
+
+@dataclass(frozen=True)
+class Cond:
+    """What an `if` test is worth while Dynamo traces, so the branch that cannot run compiled is not scanned as hot."""
+
+    value: bool | None
+    """The test's value under torch.compile; None when unknown."""
+    eager: bool = False
+    """Known from `is_compiling()` and friends alone: the other branch never runs compiled, whatever the state."""
+    guards: tuple[str, ...] = ()
+    """The Python state it was read from, shown (`self.training (now False)`)."""
+    keys: frozenset[tuple[int, str]] = frozenset()
+    """That state's (container id, name): a guard the hot path itself rewrites is not trusted."""
+
+    def negated(self) -> Cond:
+        """The value of `not test`."""
+        return Cond(None if self.value is None else not self.value, self.eager, self.guards, self.keys)
+
+
+UNKNOWN = Cond(None)
+"""A test whose value is not known."""

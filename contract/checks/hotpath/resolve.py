@@ -1,0 +1,287 @@
+"""Resolving names and values: what an expression in user code refers to, read on the real objects (module instances,
+the function's globals, closure cells and defaults) without running descriptors or user code."""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import sys
+import textwrap
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from torch import nn
+
+from contract import _torch
+from contract.checks.hotpath.model import MISSING, Prop, Source, ScanState
+
+
+TRUSTED = ("torch", "builtins", "functools", "typing", "collections", "contextlib", "abc", "enum", "dataclasses",
+            "copy", "inspect", "warnings", "logging", "math", "operator", "itertools", "numpy", "einops")
+"""Packages whose code is not parsed: Dynamo knows torch; the rest are not user state."""
+
+
+def source_of(state: ScanState, fn: Callable) -> Source | None:
+    """Parse a function's source once per code object (None: no source, e.g. C or generated code)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    if code not in state.sources:
+        state.sources[code] = parse_source(fn)
+    return state.sources[code]
+
+
+def parse_source(fn: Callable) -> Source | None:
+    """Parse a function's source into its AST node and where its lines are (None: no source to read)."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))),
+                None)
+    if node is None:
+        return None
+    return Source(node=node, file=short_path(fn.__code__.co_filename), offset=max(start, 1) - 1)
+
+
+def short_path(filename: str) -> str:
+    """Stable file name for locations: relative to the working directory, else to its `sys.path` entry."""
+    path = Path(filename)
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        pass
+    roots = sorted((Path(p).resolve() for p in sys.path if p), key=lambda p: len(str(p)), reverse=True)
+    for root in roots:
+        try:
+            return path.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            continue
+    return path.as_posix()
+
+
+def user_code(fn: Any) -> bool:
+    """Functions worth parsing: Python functions outside torch and the standard helpers."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    return module not in TRUSTED and not fn.__code__.co_filename.startswith("<")
+
+
+@dataclass(kw_only=True)
+class Env:
+    """How names resolve inside one visited function."""
+
+    fn: types.FunctionType
+    owner: Any
+    self_name: str | None
+    local: set[str]
+    declared: set[str]
+    defaults: dict[str, Any]
+    loops: dict[str, ast.expr] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, fn: types.FunctionType, owner: Any, node: ast.AST) -> Env:
+        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+        self_name = params[0] if params and owner is not None else None
+        declared = declared_names(node, ast.Global) | declared_names(node, ast.Nonlocal)
+        sig_defaults = dict(zip(params[len(params) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
+        sig_defaults.update(fn.__kwdefaults__ or {})
+        return cls(fn=fn, owner=owner, self_name=self_name, local=bound_names(node) - declared, declared=declared,
+                   defaults=sig_defaults)
+
+    def nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Env:
+        """The env of a function defined inside this one: its own names are local, free names resolve as here."""
+        nonlocal_ = declared_names(node, ast.Nonlocal)
+        own = bound_names(node) - nonlocal_ - declared_names(node, ast.Global)
+        return Env(fn=self.fn, owner=self.owner, self_name=None if self.self_name in own else self.self_name,
+                    local=own | (self.local - {self.self_name}) | (nonlocal_ & self.local),
+                    declared=declared_names(node, ast.Global) | (nonlocal_ - self.local),
+                    defaults={k: v for k, v in self.defaults.items() if k not in own})
+
+    def root(self, name: str) -> Any:
+        """The object a bare name refers to, or MISSING for locals and unknowns."""
+        if name == self.self_name:
+            return self.owner
+        if name in self.defaults and isinstance(self.defaults[name], (dict, list)):
+            return self.defaults[name]
+        cells = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()))
+        if name in cells:
+            try:
+                return cells[name].cell_contents
+            except ValueError:
+                return MISSING
+        if name in self.local:
+            return MISSING
+        if name in self.fn.__globals__:
+            return self.fn.__globals__[name]
+        return getattr(builtins, name, MISSING)
+
+    def slot(self, name: str) -> tuple[Any, str] | None:
+        """(namespace, key) a `global`/`nonlocal` name is stored in, for writes to bare names."""
+        if name not in self.declared:
+            return None
+        cells = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()))
+        if name in cells:
+            return cells[name], "cell_contents"
+        return self.fn.__globals__, name
+
+
+def declared_names(node: ast.AST, kind: type) -> set[str]:
+    """Names a function declares `global` (or `nonlocal`) in its own scope, not in functions defined inside it."""
+    return {n for s in own_nodes(node) if isinstance(s, kind) for n in s.names}
+
+
+def own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's own scope: nested functions, lambdas and classes are not entered."""
+    for child in ast.iter_child_nodes(node):
+        yield child
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            yield from own_nodes(child)
+
+
+def bound_names(node: Any) -> set[str]:
+    """Names a function binds: parameters, assignment targets and the functions/classes it defines."""
+    args = node.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names | {n.name for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                        ast.ClassDef)) and n is not node}
+
+
+def static_get(obj: Any, name: str) -> Any:
+    """An attribute without running descriptors: module parameters/buffers/submodules, instance dict, class."""
+    if obj is MISSING:
+        return MISSING
+    if isinstance(obj, nn.Module):
+        for slot in _torch.MODULE_SLOTS:
+            table = _torch.module_slot(obj, slot)
+            if name in table:
+                return table[name]
+    if isinstance(obj, types.ModuleType):
+        return getattr(obj, name, MISSING)
+    inst = getattr(obj, "__dict__", None)
+    if isinstance(inst, dict) and name in inst:
+        return inst[name]
+    try:
+        attr = inspect.getattr_static(obj, name)
+    except AttributeError:
+        return MISSING
+    if isinstance(attr, property):
+        return Prop(attr)
+    if isinstance(attr, (staticmethod, classmethod)):
+        return attr.__func__
+    if type(attr).__name__ in ("member_descriptor", "getset_descriptor"):
+        try:
+            return getattr(obj, name)
+        except Exception:  # a slot not set yet
+            return MISSING
+    return attr
+
+
+def chain(node: ast.expr) -> tuple[str, list[str]] | None:
+    """`a.b.c` -> ("a", ["b", "c"]); None for anything that is not a plain attribute chain."""
+    attrs: list[str] = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Call) and is_type_of_self(node):
+        return "__class__", attrs[::-1]
+    return (node.id, attrs[::-1]) if isinstance(node, ast.Name) else None
+
+
+def is_type_of_self(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 1 \
+        and isinstance(node.args[0], ast.Name)
+
+
+def resolve(env: Env, node: ast.expr) -> Any:
+    """The real object an expression names, or MISSING."""
+    if isinstance(node, ast.Call) and is_type_of_self(node):
+        base = env.root(node.args[0].id)
+        return type(base) if base is not MISSING else MISSING
+    parsed = chain(node)
+    if parsed is None:
+        return MISSING
+    root, attrs = parsed
+    obj = env.root(root) if root != "__class__" else resolve(env, node)
+    for a in attrs:
+        obj = static_get(obj, a)
+        if isinstance(obj, Prop) or obj is MISSING:
+            return obj
+    return obj
+
+
+def parent_and_name(env: Env, target: ast.expr) -> tuple[Any, str, str] | None:
+    """For a write target: (container object, key, shown name), resolved against real objects."""
+    if isinstance(target, ast.Attribute):
+        parent = resolve(env, target.value)
+        if parent is MISSING or isinstance(parent, Prop):
+            return None
+        return parent, target.attr, f"{type_name(parent)}.{target.attr}"
+    if isinstance(target, ast.Subscript):
+        parent = resolve(env, target.value)
+        if not isinstance(parent, (dict, list)):
+            return None
+        key = static_key(env, target.slice)
+        if key is MISSING:
+            return parent, ANY_KEY, f"{ast.unparse(target)}"
+        return parent, repr(key), f"{ast.unparse(target.value)}[{key!r}]"
+    if isinstance(target, ast.Name):
+        slot = env.slot(target.id)
+        if slot is not None:
+            return slot[0], slot[1], f"{'global' if isinstance(slot[0], dict) else 'nonlocal'} {target.id}"
+    return None
+
+
+ANY_KEY = "[*]"
+"""The key of a subscript write whose index is not known statically (`self.hits[e] += 1`)."""
+
+
+def static_key(env: Env, node: ast.expr) -> Any:
+    """A subscript index known before the call: a constant, or a scalar on a real object (`self.key`)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    value = resolve(env, node)
+    return value if type(value) in (int, str, bool) else MISSING
+
+
+def value_at(parent: Any, key: str) -> Any:
+    if key == ANY_KEY:
+        return any_value(parent)
+    if isinstance(parent, dict):
+        if key in parent:
+            return parent[key]
+        try:
+            return parent.get(ast.literal_eval(key), MISSING)
+        except (ValueError, SyntaxError, TypeError):
+            return MISSING
+    if isinstance(parent, list):
+        try:
+            return parent[int(key)]
+        except (ValueError, IndexError):
+            return MISSING
+    return static_get(parent, key)
+
+
+def any_value(container: dict | list) -> Any:
+    """What an element at an unknown index holds: the first value when all values are of one type."""
+    values = list(container.values() if isinstance(container, dict) else container)
+    return values[0] if len({type(v) for v in values}) == 1 else MISSING
+
+
+def type_name(obj: Any) -> str:
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__
+    return obj.__name__ if isinstance(obj, type) else type(obj).__name__
+
+
+def cell_value(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return MISSING

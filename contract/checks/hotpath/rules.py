@@ -1,0 +1,222 @@
+"""CC3xx: mutable Python state on a compiled region's hot path, found by reading the source (no inputs needed).
+
+The scan (`contract.checks.hotpath.scan`) resolves every name against the real objects; `check` turns what it saw
+into findings of these rules, located at `file:line` (a module path for CC308). Only CC301 is an error, and only when the value was
+resolved, the rewrite changes it on every call and the code runs compiled now: everything heuristic (and anything
+behind Python state that is false today) is a warning, because an error stops the engine.
+"""
+from __future__ import annotations
+
+from contract.findings import Rule
+
+COUNTER = Rule(code="CC301", name="python-counter-on-hot-path", severity="error", doc="""\
+## What it does
+Finds Python `int`, `bool`, `str` (or enum) state that a compiled method reads and then changes on every call:
+`self.n += 1`, `self.n = self.n + 1`, `setattr(self, "n", self.n + 1)`, `self.flag = not self.flag`,
+`self.flag ^= True`, `global n; n += 1`, `type(self).n += 1`, `self.stats["k"] += 1`, `self.hits[e] += 1` on a list or
+dict of ints, `nonlocal` counters and mutable default arguments, anywhere on the region's hot path (the method, the
+methods and submodules it calls, `super().forward()`, functions defined inside it, properties, hooks, callable
+objects). The value is resolved on the real module instance, so a tensor buffer updated the same way is never
+reported. Code that never runs compiled is skipped: under `if not torch.compiler.is_compiling():` (any alias,
+`torch._dynamo.is_compiling`, in an `and`, through a local `eager = not is_compiling()`) and after
+`if torch.compiler.is_compiling(): return`. A counter behind Python state that is false now (`if self.training:`
+on a model in eval mode, `if self.log_stats:` with the flag off) is reported as a warning: it is not traced today,
+but recompiles every call once that flag is on. Rewrites that may settle (`max(self.n, seq)`, `self.x or default`)
+are CC302.
+
+## Why it matters
+Dynamo bakes Python scalars into the graph and guards on their value. A counter changes every call, so every step
+recompiles until `recompile_limit` (8), after which the function silently runs eager for good. This is the MoE
+router incident: `self._overflow_total += int(overflow)` recompiled every step, stalled a multi-rank job for
+minutes and ended in NaNs. The `+=` reads the value, so even a counter never used in the math does this.
+
+## Example
+```python
+class Router(nn.Module):
+    def forward(self, x):
+        self.batches += 1   # CC301: Router.batches (int) updated on the hot path
+        return self.gate(x).argmax(-1)
+```
+
+## Fix
+Keep counters in a registered buffer and update it in place without autograd:
+`self.register_buffer("batches", torch.zeros((), dtype=torch.long), persistent=False)` in `__init__`, then
+`with torch.no_grad(): self.batches.add_(1)` in forward. Or move the bookkeeping out of the compiled method (the
+engine loop), or under `if not torch.compiler.is_compiling():`.
+""")
+
+ASSIGNED = Rule(code="CC302", name="python-state-set-on-hot-path", severity="warning", doc="""\
+## What it does
+Warns when a compiled method assigns a Python scalar or `None` attribute (or a global) that the hot path also
+reads, e.g. `self.seq_len = x.shape[1]` read later, `self.first = False`, lazy attributes created on first call
+(`if not hasattr(self, "cache"): self.cache = ...`), `None`-vs-tensor caches; rewrites from the value's own value
+that may settle (`self.max_len = max(self.max_len, seq)`, `self.act = self.act or "relu"`,
+`self.mode = Mode(self.mode)`); and Python lists or dicts on the hot path whose length or keys change
+(`self.history.append(...)`, `.pop()`, `.update()`, `+=`).
+
+## Why it matters
+Each distinct value read by compiled code is a new guard and a new compile; they share the recompile limit (8).
+Dynamo also guards on a list's length and a dict's keys, so a list appended every call recompiles every call unless
+something outside the region clears it. Whether it storms depends on how often the value changes, which the scan
+cannot know, hence a warning.
+
+## Example
+```python
+def forward(self, x):
+    if self.first:
+        x = x * 2
+    self.first = False   # CC302: one recompile when the value flips
+    return x
+```
+
+## Fix
+Compute the value from inputs inside forward (a local), set it once in `__init__`, keep it in a buffer, or move the
+assignment (or the list bookkeeping) out of the compiled method.
+""")
+
+FLOAT_STATE = Rule(code="CC303", name="python-float-on-hot-path", severity="warning", doc="""\
+## What it does
+Warns when a compiled method updates a Python `float` attribute it reads (a running average, a temperature
+schedule), or changes `nn.Dropout.p` on the hot path.
+
+## Why it matters
+With today's default `specialize_float=False`, a float recompiles once and then becomes a graph input; under other
+configs (or as `Dropout.p`) it specializes and recompiles on every new value: a latent storm.
+
+## Example
+```python
+def forward(self, x):
+    self.ema = 0.9 * self.ema + 0.1 * 1.0   # CC303
+    return x * self.ema
+```
+
+## Fix
+Keep the value in a 0-d tensor buffer updated in place under `torch.no_grad()`, or pass it as an argument.
+""")
+
+GRAPH_BREAK_CALL = Rule(code="CC304", name="graph-break-call-on-hot-path", severity="warning", doc="""\
+## What it does
+Warns about calls on the hot path that Dynamo cannot trace: `time.time()` / `perf_counter()`, `random.*`,
+`print`, `input`, `breakpoint`, `next()` on an iterator kept on an object, and helpers decorated with
+`@torch.compiler.disable` (resolved by identity, whatever name they were imported under).
+
+## Why it matters
+Each is a graph break: the region is split in two graphs with a Python round-trip between them, every step. With
+`fullgraph = true` the compile fails; otherwise the region silently loses fusion and exceeds `graph_break_budget`.
+
+## Example
+```python
+def forward(self, x):
+    t0 = time.time()   # CC304
+    return self.proj(x)
+```
+
+## Fix
+Move timing, logging and sampling out of the compiled method, use `torch.rand` instead of `random`, or put the
+call under `if not torch.compiler.is_compiling():`.
+""")
+
+ITEM_BRANCH = Rule(code="CC305", name="tensor-value-branch", severity="warning", doc="""\
+## What it does
+Warns when a condition (`if`, `while`, conditional expression, `range()` bound) on the hot path reads a tensor's
+value: `.item()` or `.tolist()`, `int()`/`float()`/`bool()` of a tensor, or a tensor used as the truth value or
+compared with `<`, `==`... (`if y.sum() > 0:`, `if mask.any():`, `if self.scale_buffer > 0.5:`). A value counts
+as a tensor when it is a reduction (`.sum()`, `.any()`, `.max()`, ...) or a tensor on a real object; shapes and
+`is None` tests are not reported.
+
+## Why it matters
+Dynamo cannot know a tensor's value while tracing: the graph breaks at the read (data-dependent control flow),
+every call.
+
+## Example
+```python
+def forward(self, x):
+    if x.sum().item() > 0:   # CC305
+        return x
+    return -x
+```
+
+## Fix
+Express the choice with tensor ops (`torch.where`, masking), or `torch.cond`.
+""")
+
+ENV_READ = Rule(code="CC306", name="environment-read-on-hot-path", severity="warning", doc="""\
+## What it does
+Warns about `os.environ[...]`, `os.environ.get(...)`, `os.getenv(...)` and `in os.environ` on the hot path.
+
+## Why it matters
+Dynamo guards on the value read: changing the variable (or reading one set per rank) recompiles, and the read
+happens every step for nothing.
+
+## Example
+```python
+def forward(self, x):
+    if os.environ.get("DEBUG_ROUTER"):   # CC306
+        x = x.clone()
+    return x
+```
+
+## Fix
+Read the environment once in `__init__` (or the engine's config) and store the result as a constant.
+""")
+
+DYNAMIC_GETATTR = Rule(code="CC307", name="dynamic-attribute-name", severity="warning", doc="""\
+## What it does
+Warns about `getattr(obj, name)` on the hot path when the name is not a constant (an f-string, a variable).
+
+## Why it matters
+Each distinct name is a distinct guard and a compile (`getattr(self, f"head_{task}")` compiles once per task);
+they share the recompile limit.
+
+## Example
+```python
+def forward(self, x, task: str):
+    return getattr(self, f"head_{task}")(x)   # CC307
+```
+
+## Fix
+Keep the alternatives in an `nn.ModuleDict` and compile one region per alternative, or select with tensor ops.
+""")
+
+BATCHNORM = Rule(code="CC308", name="batchnorm-cumulative-average", severity="warning", doc="""\
+## What it does
+Warns about `BatchNorm*(momentum=None)` modules in training mode inside a compiled region (location: the module
+path).
+
+## Why it matters
+With `momentum=None`, torch's BatchNorm computes `1.0 / float(self.num_batches_tracked)` in forward, reading a
+tensor as a Python number: a graph break every training step.
+
+## Example
+```python
+self.norm = nn.BatchNorm1d(64, momentum=None)   # CC308 when the region runs in training mode
+```
+
+## Fix
+Use a fixed `momentum` (e.g. 0.1), or keep the BatchNorm module out of the compiled region.
+""")
+
+PER_INSTANCE = Rule(code="CC309", name="per-instance-specialization", severity="warning", doc="""\
+## What it does
+Warns when the instances of one region read a Python `int`/`str` attribute on `self` (e.g. `layer_idx`) that
+takes more distinct values across instances than the recompile limit.
+
+## Why it matters
+All instances of a class share one code object and one Dynamo cache; each distinct value is its own
+specialization. Per-layer compile of 32 decoder layers that read `self.layer_idx` hits the limit (8) during the
+first step, and the remaining layers run eager for good.
+
+## Example
+```python
+class Layer(nn.Module):
+    def forward(self, x, cache):
+        return cache.update(x, self.layer_idx)   # CC309 with more than 8 layers in the region
+```
+
+## Fix
+Compile the parent module once (the layer stack), pass the index as an argument, or set the region's
+`recompile_limit` above the number of instances (torch >= 2.13).
+""")
+
+RULES: tuple[Rule, ...] = (COUNTER, ASSIGNED, FLOAT_STATE, GRAPH_BREAK_CALL, ITEM_BRANCH, ENV_READ, DYNAMIC_GETATTR,
+                           BATCHNORM, PER_INSTANCE)

@@ -1,0 +1,59 @@
+"""Static scan of every compiled region's hot path for Python state that makes Dynamo guard, recompile or break.
+
+Starting from each target's method, the scan parses (once per code object) the source of every function the region
+reaches: methods on `self`, submodules' `forward` (and `__call__` overrides), helpers, properties and registered
+forward hooks. Names are resolved against the *real* objects (the module instances, the function's globals,
+closure cells and defaults), so a finding says what the value is (`int`, `float`, tensor...), not what it looks
+like. torch's own code is trusted and not parsed. Code that never runs compiled is skipped: under
+`if not torch.compiler.is_compiling():` (whatever name it was imported under, in an `and`, through a local flag) and
+after `if torch.compiler.is_compiling(): return`. Code behind Python state that is false now (`if self.training:` in
+eval mode, a debug flag that is off) is scanned as *dormant*: what it finds there is a warning, never an error.
+
+The pieces, by concern: `resolve` (names and values on the real objects), `walk` and `calls` (the AST walk),
+`conditions` (what a test is worth under compile), `classify` (writes -> hazards); `model` holds the records.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from contract import _torch
+from contract.checks.hotpath.classify import classify_writes, per_instance
+from contract.checks.hotpath.model import Hazard, ScanState
+from contract.checks.hotpath.walk import visit_callable, visit_hooks
+
+
+def scan(binding: Any) -> list[Hazard]:
+    """Scan the hot path of every enabled region of a binding; returns raw hazards, deduplicated by location."""
+    state = ScanState()
+    for rb in binding.regions.values():
+        if not rb.region.enabled:
+            continue
+        for target in rb.targets:
+            fn = getattr(type(target.module), target.method, None)
+            visit_callable(state, fn, target.module, rb.region.name)
+            visit_hooks(state, target.module, rb.region.name)
+            instance_hazards(state, target.module, target.path, rb.region.name)
+    state.hazards += classify_writes(state)
+    state.hazards += per_instance(state, binding)
+    return _dedupe(state.hazards)
+
+
+def _dedupe(hazards: list[Hazard]) -> list[Hazard]:
+    """One hazard per (kind, location); a certain one wins over a dormant or unresolved one at the same place."""
+    seen: dict[tuple[str, str], Hazard] = {}
+    for h in hazards:
+        key = (h.kind, h.where)
+        if key not in seen or h.certain and not seen[key].certain:
+            seen[key] = h
+    return list(seen.values())
+
+
+def instance_hazards(state: ScanState, module: nn.Module, path: str, region: str) -> None:
+    """Hazards of torch's own modules: BatchNorm with `momentum=None` divides by a counter it reads as a Python value."""
+    for name, sub in module.named_modules():
+        if _torch.is_batchnorm(sub) and sub.momentum is None and sub.track_running_stats and sub.training:
+            where = ".".join(p for p in (path, name) if p) or "<root>"
+            state.hazards.append(Hazard(kind="batchnorm", where=where, region=region,
+                                        what=f"{type(sub).__name__}(momentum=None)"))

@@ -1,0 +1,314 @@
+"""The AST walk: one visit of one function for one (function, instance) pair on a region's hot path, following what
+it reaches (methods, submodules' forward, hooks, properties) and recording reads, writes and hazards."""
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import types
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from torch import nn
+
+from contract import _torch
+from contract.checks.hotpath import calls
+from contract.checks.hotpath.classify import aug_form, form_of, literal
+from contract.checks.hotpath.conditions import cond, exits, tensor_valued, tested_values, walk_expr
+from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Prop, ScanState, Source, Write
+from contract.checks.hotpath.resolve import (
+    Env, cell_value, chain, parent_and_name, resolve, source_of, static_get, static_key, user_code, value_at,
+)
+
+
+def visit_callable(state: ScanState, fn: Any, owner: Any, region: str, depth: int = 0,
+                    guard: Cond | None = None) -> None:
+    """Visit a function reached on the hot path, with the object bound as its first argument (or None)."""
+    if isinstance(fn, (staticmethod, classmethod)):
+        fn = fn.__func__
+    if isinstance(fn, types.MethodType):
+        fn, owner = fn.__func__, fn.__self__
+    fn, owner = call_method(fn, owner)
+    fn = inspect.unwrap(fn, stop=_torch.is_compiler_disabled) if callable(fn) else fn
+    if depth > 40 or state.visits >= MAX_VISITS or not user_code(fn):
+        return
+    key = (fn.__code__, id(owner), region, guard is None)
+    if key in state.visited:
+        return
+    state.visited.add(key)
+    state.visits += 1
+    src = source_of(state, fn)
+    if src is not None:
+        Walker(state, src, Env.of(fn, owner, src.node), region, depth, guard).run()
+
+
+def call_method(fn: Any, owner: Any) -> tuple[Any, Any]:
+    """A callable object (a hook instance, a helper object) runs its class's `__call__` with itself bound."""
+    if isinstance(fn, (types.FunctionType, type, nn.Module)) or not callable(fn):
+        return fn, owner
+    call = getattr(type(fn), "__call__", None)
+    return (call, fn) if isinstance(call, types.FunctionType) else (fn, owner)
+
+
+def visit_module(state: ScanState, module: nn.Module, region: str, depth: int, method: str = "forward",
+                  guard: Cond | None = None) -> None:
+    """A submodule called on the hot path: its method (and `__call__` override), or torch containers' children."""
+    cls = type(module)
+    if cls.__module__.split(".")[0] == "torch":
+        if isinstance(module, (nn.Sequential, nn.ModuleList, nn.ModuleDict)):
+            for child in module.children():
+                visit_module(state, child, region, depth + 1, guard=guard)
+        return
+    visit_callable(state, getattr(cls, method, None), module, region, depth + 1, guard)
+    if method == "forward" and cls.__call__ is not nn.Module.__call__:
+        visit_callable(state, cls.__call__, module, region, depth + 1, guard)
+
+
+def visit_hooks(state: ScanState, module: nn.Module, region: str) -> None:
+    """Forward hooks registered on the region's modules run inside the compiled call."""
+    for sub in module.modules():
+        for hook in _torch.forward_hooks(sub):
+                visit_callable(state, hook, getattr(hook, "__self__", None), region, 1)
+
+
+class Walker(ast.NodeVisitor):
+    """Walks one function's body once for one (function, instance) visit, emitting hazards and further visits."""
+
+    def __init__(self, state: ScanState, src: Source, env: Env, region: str, depth: int,
+                 guard: Cond | None = None) -> None:
+        self.state, self.src, self.env, self.region, self.depth = state, src, env, region, depth
+        self.guard = guard
+        """The dormant guard the code walked now sits behind (None: it runs compiled)."""
+        self.flags: dict[str, Cond] = {}
+        """Locals holding a compile check (`eager = not is_compiling()`)."""
+        self.nested: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        """Functions defined in this body, visited where they are called."""
+
+    def run(self) -> None:
+        """Walk the function's body (a lambda's expression as one statement)."""
+        body = self.src.node.body
+        self._block(body if isinstance(body, list) else [ast.Expr(body)])
+
+    def where(self, node: ast.AST) -> str:
+        """`file:line` of a node, for locations."""
+        return f"{self.src.file}:{self.src.offset + node.lineno}"
+
+    def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True) -> None:
+        """Record one raw hazard at a node (dormant when the walk sits behind a guard)."""
+        guard = ", ".join(self.guard.guards) if self.guard else ""
+        self.state.hazards.append(Hazard(kind=kind, where=self.where(node), region=self.region, what=what,
+                                         certain=certain, guard=guard))
+
+    def enter(self, fn: Any, owner: Any) -> None:
+        """Follow a callee reached from here (one level deeper, behind the same guard)."""
+        visit_callable(self.state, fn, owner, self.region, self.depth + 1, self.guard)
+
+    def enter_module(self, module: nn.Module, method: str = "forward") -> None:
+        """Follow a submodule (or one of its methods) called from here."""
+        visit_module(self.state, module, self.region, self.depth, method=method, guard=self.guard)
+
+    # ------------------------------------------------------------------------------------------ control flow
+
+    def generic_visit(self, node: ast.AST) -> None:
+        """As NodeVisitor's, but statement lists go through `_block` (early exits under `is_compiling()`)."""
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                self._block(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
+    def _block(self, stmts: list[ast.stmt]) -> None:
+        """Visit statements in order; after `if is_compiling(): return`, the rest runs only eagerly."""
+        for i, stmt in enumerate(stmts):
+            self.visit(stmt)
+            exit_cond = self._exit_cond(stmt)
+            if exit_cond is None:
+                continue
+            if not exit_cond.eager:
+                with self._dormant(exit_cond):
+                    self._block(stmts[i + 1:])
+            return
+
+    def _exit_cond(self, stmt: ast.stmt) -> Cond | None:
+        """The condition under which an `if` leaves the block when compiled (return/raise/continue/break)."""
+        if not isinstance(stmt, ast.If):
+            return None
+        cond = self._cond(stmt.test)
+        taken = stmt.body if cond.value else stmt.orelse
+        return cond if cond.value is not None and exits(taken) else None
+
+    @contextmanager
+    def _dormant(self, cond: Cond) -> Iterator[None]:
+        """Walk a branch that Python state keeps from running compiled now."""
+        outer = self.guard
+        self.guard = cond if outer is None else Cond(False, False, outer.guards + cond.guards, outer.keys | cond.keys)
+        try:
+            yield
+        finally:
+            self.guard = outer
+
+    def _cond(self, test: ast.expr) -> Cond:
+        return cond(self.env, self.flags, test)
+
+    # nested definitions run later (or never): their bodies are visited only when called
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.nested[node.name] = node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_ClassDef = visit_FunctionDef
+    visit_Lambda = visit_FunctionDef
+
+    def visit_If(self, node: ast.If) -> None:
+        cond = self._cond(node.test)
+        if cond.value is None and cond.guards:
+            with self._dormant(cond):
+                self._block(node.body)
+                self._block(node.orelse)
+            return
+        if cond.value is None:
+            self._test(node.test)
+            self.visit(node.test)
+            self._block(node.body)
+            self._block(node.orelse)
+            return
+        taken, other = (node.body, node.orelse) if cond.value else (node.orelse, node.body)
+        if not cond.eager:
+            self.visit(node.test)
+        self._block(taken)
+        if not cond.eager:
+            with self._dormant(cond):
+                self._block(other)
+
+    def visit_While(self, node: ast.While) -> None:
+        self._test(node.test)
+        self.generic_visit(node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self._test(node.test)
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For) -> None:
+        it = node.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
+            it = it.args[0]
+            target = node.target.elts[1] if isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2 else None
+        else:
+            target = node.target
+        if isinstance(target, ast.Name):
+            self.env.loops[target.id] = it
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
+            for arg in it.args:
+                self._test(arg)
+        self.generic_visit(node)
+
+    # --------------------------------------------------------------------------------------------- writes
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.record_write(node.target, aug_form(node), node)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self.record_write(target, form_of(node.value, target), node, literal(node.value))
+            self._flag(target, node.value)
+        self.visit(node.value)
+        for target in node.targets:
+            if not isinstance(target, (ast.Attribute, ast.Name)):
+                self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.record_write(node.target, form_of(node.value, node.target), node, literal(node.value))
+            self._flag(node.target, node.value)
+            self.visit(node.value)
+
+    def _flag(self, target: ast.expr, value: ast.expr) -> None:
+        """Remember a local that holds a compile check (`eager = not is_compiling()`); forget it when rebound."""
+        if isinstance(target, ast.Name):
+            cond = self._cond(value)
+            if cond.eager:
+                self.flags[target.id] = cond
+            else:
+                self.flags.pop(target.id, None)
+
+    # ---------------------------------------------------------------------------------------------- reads
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self._read(node)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load) and node.id not in self.env.local:
+            slot = (self.env.fn.__globals__, node.id) if node.id in self.env.fn.__globals__ else None
+            if slot is not None:
+                self.state.reads.add((id(slot[0]), slot[1]))
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        container = resolve(self.env, node.value)
+        if container is os.environ:
+            self.hazard("env", node, f"os.environ[{ast.unparse(node.slice)}]")
+        elif isinstance(container, (dict, list)):
+            key = static_key(self.env, node.slice)
+            if key is not MISSING:
+                self.state.reads.add((id(container), repr(key)))
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and \
+                any(resolve(self.env, c) is os.environ for c in node.comparators):
+            self.hazard("env", node, "a membership test on os.environ")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        calls.on_call(self, node)
+        self.generic_visit(node)
+
+    # ------------------------------------------------------------------------------------------------ events
+
+    def _read(self, node: ast.Attribute) -> None:
+        parent = resolve(self.env, node.value)
+        if parent is MISSING or isinstance(parent, Prop):
+            return
+        self.state.reads.add((id(parent), node.attr))
+        value = static_get(parent, node.attr)
+        if isinstance(value, Prop):
+            self.enter(value.prop.fget, parent)
+        elif type(value) in (int, str) and isinstance(parent, nn.Module) and chain(node) is not None \
+                and chain(node)[0] == self.env.self_name:
+            key = (self.region, self.where(node), f"{type(parent).__name__}.{node.attr}")
+            self.state.scalar_reads.setdefault(key, set()).add((id(parent), value))
+
+    def record_write(self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self.record_write(elt, form, node)
+            return
+        found = parent_and_name(self.env, target)
+        if found is None:
+            return
+        parent, key, what = found
+        store = parent.cell_contents if type(parent).__name__ == "cell" else parent
+        value = value_at(parent, key) if type(parent).__name__ != "cell" else cell_value(parent)
+        via = "cell" if type(parent).__name__ == "cell" else "class" if isinstance(parent, type) else ""
+        self.state.writes.append(Write(key=(id(parent), key), value=value, form=form, where=self.where(node),
+                                        region=self.region, what=what, owner=store, guard=self.guard,
+                                        literal=literal, via=via))
+
+    def _test(self, test: ast.expr) -> None:
+        """Python control flow on a tensor's value breaks the graph: `.item()`, `int(t)`, `t.sum() > 0` in a test."""
+        for sub in walk_expr(test):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
+                    sub.func.attr in ("item", "tolist") and not sub.args:
+                return self.hazard("item-branch", sub, f"{ast.unparse(sub)[:60]} in a condition")
+            if isinstance(sub, ast.Call) and any(resolve(self.env, sub.func) is f for f in (int, float, bool)) and \
+                    len(sub.args) == 1 and tensor_valued(self.env, sub.args[0]):
+                return self.hazard("item-branch", sub, f"{ast.unparse(sub)[:60]} in a condition")
+        for sub in tested_values(test):
+            if tensor_valued(self.env, sub):
+                return self.hazard("item-branch", sub, f"tensor {ast.unparse(sub)[:60]} in a condition")

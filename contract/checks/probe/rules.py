@@ -1,0 +1,138 @@
+"""CC4xx rules: the dynamic probe's evidence against each region's budgets (judged in `judge`, gathered in `run`)."""
+from __future__ import annotations
+
+from contract.findings import Rule
+
+RECOMPILES = Rule(code="CC401", name="recompiles-over-budget", severity="error", doc="""\
+## What it does
+Runs `[probe] steps` iterations (default 8) of the contract's `step(model, i)` with the regions compiled by a cheap
+backend (`[probe] backend`, default `eager`), attributes every Dynamo compile to its region instance, and reports
+a region whose instances recompiled more than `recompile_budget` times after `warmup_compiles`, with Dynamo's own
+guard-failure reason and the source line it names. Recompiles that are Dynamo generalizing a changed size or float
+and after which the frame stayed stable are CC406 (a warning) instead.
+
+## Why it matters
+Recompiles at steady state mean something on the hot path changes between steps (a Python counter, a flag, a shape
+the contract declared static). Each one costs a full compile, and after `recompile_limit` the region silently runs
+eager for good.
+
+## Example
+```toml
+[contract]
+model = "contract.demo:build_hazard_model"
+step = "contract.demo:step"   # CC401 on region layers: batches == 0 ... # contract/demo.py:62
+```
+
+## Fix
+Remove the changing state named by the guard (see CC301..CC309 for the usual causes), declare the dimension
+dynamic (`dynamic_dims`), or raise `recompile_budget` if the recompiles are expected.
+""")
+
+LIMIT_HIT = Rule(code="CC402", name="recompile-limit-hit", severity="error", doc="""\
+## What it does
+Reports a region whose code hit Dynamo's recompile limit during the probe (Dynamo's "hit config.recompile_limit"
+warning, attributed to the region instance that was compiling).
+
+## Why it matters
+From that point the function runs eager for every new input, for the life of the process, with no error: the job
+is silently slow (and, with per-rank differences, ranks drift apart).
+
+## Example
+```python
+def forward(self, x):
+    self.steps += 1   # CC402 after 8 probe steps (and CC301 statically)
+    return x
+```
+
+## Fix
+Remove the state that changes every call; `recompile_limit` is a safety net, not a budget.
+""")
+
+GRAPH_BREAKS = Rule(code="CC403", name="graph-breaks-over-budget", severity="error", doc="""\
+## What it does
+Collects every graph break Dynamo logs while compiling a region during the probe (including a tensor in a Python
+`if`, and frames Dynamo gives up on and runs eager) and reports a region with an instance that has more distinct
+graph-break sites (the break's reason and its `file:line`) than `graph_break_budget`, with the reasons and lines.
+A break Dynamo hits again in a resumed or nested frame at the same line counts once.
+
+## Why it matters
+Each break splits the region into graphs with a Python round-trip between them on every call: less fusion, more
+launches, and with CUDA graphs whole segments run uncaptured.
+
+## Example
+```python
+def forward(self, x):
+    print(x.shape)   # CC403 (and CC304 statically)
+    return self.proj(x)
+```
+
+## Fix
+Remove the construct Dynamo names in the reason at the line given, or raise `graph_break_budget` (distinct break
+sites allowed per region instance) for that region.
+""")
+
+LATE_HOOK = Rule(code="CC404", name="hook-added-after-compile", severity="warning", doc="""\
+## What it does
+Reports forward hooks or pre-hooks that appeared on a region's modules while the probe's steps ran, that is after
+the region was compiled.
+
+## Why it matters
+A hook registered after compile is not part of the compiled graph and is silently ignored by it (or triggers
+a recompile when Dynamo notices), so the hook's logging, quantization or capture does not happen.
+
+## Example
+```python
+def step(model, i):
+    if i == 2:
+        model.layers[0].register_forward_hook(capture)   # CC404
+    return model(batch(i))
+```
+
+## Fix
+Register hooks before the contract is applied (before `enforce()`), or keep the hooked module out of the region.
+""")
+
+PROBE_FAILED = Rule(code="CC405", name="probe-step-failed", severity="warning", doc="""\
+## What it does
+Reports a probe whose `step(model, i)` raised, with the exception.
+
+## Why it matters
+The probe's evidence covers only the steps that ran; the same failure is likely in the engine once compiled.
+
+## Example
+```toml
+[contract]
+step = "mypkg.serve:step"   # CC405: step 0 raised RuntimeError: ...
+```
+
+## Fix
+Make the step runnable on the startup model (no external inputs), or set `[probe] enabled = false`.
+""")
+
+GENERALIZED = Rule(code="CC406", name="recompiled-then-dynamic", severity="warning", doc="""\
+## What it does
+Reports a region whose recompiles exceed `recompile_budget` only because Dynamo generalized something that changed
+between steps, and that then stayed stable for the rest of the probe (no further compile of that frame in at least
+one later step). Two cases are recognised from Dynamo's guard-failure text: a tensor size changed under
+`dynamic = "auto"` ("size mismatch at index N": automatic dynamic recompiles once with that dim symbolic), and a
+Python `float` changed (a value guard `... == 1.0`: with `specialize_float=False`, torch's default, the float becomes
+a graph input after one recompile). A region that recompiles on every step stays CC401.
+
+## Why it matters
+The recompile happens once per frame, not per step, so the engine does not storm. But it is a full compile at
+steady state, and the runtime monitor counts it against `recompile_budget` after warm-up, so the region breaches
+its budget (and alerts, falls back to eager or fails, per `on_breach`) on the first call that changes the value.
+
+## Example
+```python
+def step(model, i):
+    return model(torch.randn(2 + i, 8))   # CC406: batch size grows, dynamic = "auto": one recompile, then dynamic
+```
+
+## Fix
+Declare the dimension dynamic up front (`dynamic_dims = { x = [0] }` or `dynamic = true`) so the first compile is
+already dynamic; pass a changing float as a tensor (a buffer updated in place); or set `warmup_compiles = 2` when
+one generalizing recompile is expected.
+""")
+
+RULES: tuple[Rule, ...] = (RECOMPILES, LIMIT_HIT, GRAPH_BREAKS, LATE_HOOK, PROBE_FAILED, GENERALIZED)

@@ -1,0 +1,1 @@
+"""CC1xx: compile settings against the installed torch (`rules`: the records; `check`: the checks)."""

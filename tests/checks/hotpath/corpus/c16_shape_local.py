@@ -1,0 +1,21 @@
+"""Clean: Python ints from shapes kept in locals."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+LABEL = None
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+class M(Proj):
+    def forward(self, x):
+        b, d = x.shape
+        return self.proj(x).view(b, 2, d // 2).flatten(1)
+
+
+def build():
+    return M()

@@ -1,0 +1,26 @@
+"""Clean (audit a01): a counter updated only under `if self.training:`, the model in eval()."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+LABEL = None
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+class M(Proj):
+    def __init__(self):
+        super().__init__()
+        self.seen_tokens = 0
+
+    def forward(self, x):
+        if self.training:
+            self.seen_tokens += x.shape[0]
+        return self.proj(x)
+
+
+def build():
+    return M().eval()

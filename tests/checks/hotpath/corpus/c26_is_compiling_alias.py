@@ -1,0 +1,31 @@
+"""Clean (audit a04): is_compiling imported under another name, and kept in a local flag."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.compiler import is_compiling as compiling
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+LABEL = None
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+class M(Proj):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.steps = 0
+
+    def forward(self, x):
+        if not compiling():
+            self.calls += 1
+        eager = not torch._dynamo.is_compiling()
+        if eager:
+            self.steps += 1
+        return self.proj(x)
+
+
+def build():
+    return M()

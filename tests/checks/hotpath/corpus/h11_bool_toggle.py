@@ -1,0 +1,25 @@
+"""Hazard: a bool flag toggled every call."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+LABEL = 'counter'
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 2, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+class M(Proj):
+    def __init__(self):
+        super().__init__()
+        self.flip = False
+
+    def forward(self, x):
+        self.flip = not self.flip
+        return self.proj(x) if self.flip else -self.proj(x)
+
+
+def build():
+    return M()

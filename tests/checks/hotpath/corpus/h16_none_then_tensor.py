@@ -1,0 +1,26 @@
+"""Hazard: a None-vs-tensor cache filled on the first call."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+LABEL = 'assigned'
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 2, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+class M(Proj):
+    def __init__(self):
+        super().__init__()
+        self.cache = None
+
+    def forward(self, x):
+        if self.cache is None:
+            self.cache = torch.ones(8)
+        return self.proj(x) + self.cache
+
+
+def build():
+    return M()

@@ -1,0 +1,21 @@
+"""Hazard: random.random() in forward (graph break)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+import random
+
+LABEL = 'graph-break'
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 3, "graph_breaks": 1}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+class M(Proj):
+    def forward(self, x):
+        return self.proj(x) * random.random()
+
+
+def build():
+    return M()

@@ -1,0 +1,30 @@
+"""Hazard (audit b06): the counter is in the base class's forward, reached through super().forward()."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+LABEL = 'counter'
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 8, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+class Base(Proj):
+    def __init__(self):
+        super().__init__()
+        self.batches = 0
+
+    def forward(self, x):
+        self.batches += 1
+        return self.proj(x)
+
+
+class M(Base):
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+def build():
+    return M()

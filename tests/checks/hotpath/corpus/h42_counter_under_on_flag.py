@@ -1,0 +1,27 @@
+"""Hazard: the look-alike of c24 with the flag on: the guarded counter recompiles every call."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+LABEL = 'counter'
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 8, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+class M(Proj):
+    def __init__(self, log_stats=True):
+        super().__init__()
+        self.log_stats = log_stats
+        self.calls = 0
+
+    def forward(self, x):
+        if self.log_stats:
+            self.calls += 1
+        return self.proj(x)
+
+
+def build():
+    return M()

@@ -1,0 +1,171 @@
+"""The evidence corpus: each case's recorded behaviour under real torch.compile, and the checker's recall on it.
+
+Each case in `tests/checks/hotpath/corpus/` has a ground-truth `LABEL` (hazard kind, or None for a clean look-alike) and
+`OBSERVED`, what real `torch.compile` (backend eager, 8 steps) did with it on torch 2.13; `OBSERVED_BY_TORCH`
+(`{"2.11": {...}}`) records a torch minor that behaves differently. A label is a hazard on every torch version:
+recall counts it even where the installed torch happens not to recompile. Run with `-s` to print the figures.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+
+from contract import _torch
+from contract.binding.resolve import glob_match
+from contract.pipeline import check
+
+CORPUS = Path(__file__).parent / "corpus"
+STEPS = 8
+
+
+def case_names() -> list[str]:
+    return sorted(p.stem for p in CORPUS.glob("[hc][0-9]*.py"))
+
+
+def load_case(name: str) -> ModuleType:
+    return importlib.import_module(f"tests.checks.hotpath.corpus.{name}")
+
+
+def torch_minor(version: str = torch.__version__) -> str:
+    """`2.11.0+cu130` -> `2.11`: behaviour is recorded per torch minor."""
+    return ".".join(version.split("+")[0].split(".")[:2])
+
+
+def recorded(case: ModuleType, minor: str | None = None) -> dict[str, int]:
+    """What the case did on a torch minor (default: the installed one): its override, else `OBSERVED`."""
+    return getattr(case, "OBSERVED_BY_TORCH", {}).get(minor or torch_minor(), case.OBSERVED)
+
+
+def all_recorded(case: ModuleType) -> list[dict[str, int]]:
+    """Every recorded behaviour of a case, on any torch minor."""
+    return [case.OBSERVED, *getattr(case, "OBSERVED_BY_TORCH", {}).values()]
+
+
+def observe(case: ModuleType) -> dict[str, int]:
+    """Compile the case's region with plain `module.compile(backend="eager")`, run 8 steps, count Dynamo's events."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)  # weights decide data-dependent branches (h25): same model whatever ran before
+    model = case.build()
+    for name, module in model.named_modules():
+        if glob_match(getattr(case, "REGION", ""), name):
+            module.compile(backend="eager")
+    compiles: list[str] = []
+    start, end = (lambda args: compiles.append(str(args.compile_id))), (lambda args: None)
+    before = _torch.graph_break_counts()
+    _torch.add_compile_callbacks(start, end)
+    try:
+        for i in range(STEPS):
+            case.step(model, i)
+    finally:
+        _torch.remove_compile_callbacks(start, end)
+        torch._dynamo.reset()
+    after = _torch.graph_break_counts()
+    return {"compiles_over_8_steps": len(compiles), "graph_breaks": sum(v - before.get(k, 0) for k, v in after.items())}
+
+
+def write_contract(tmp_path: Path, name: str, region: str) -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'[contract]\nname = "{name}"\nmodel = "tests.checks.hotpath.corpus.{name}:build"\n\n'
+                    f'[[region]]\nname = "r"\nmodule = "{region}"\nbackend = "eager"\n\n[probe]\nsteps = {STEPS}\n')
+    return path
+
+
+def findings_for(name: str, tmp_path: Path, *, probe: bool) -> list:
+    """CC3xx/CC4xx findings of `check()` on one case, with the probe (its step) or the static scan alone."""
+    case = load_case(name)
+    path = write_contract(tmp_path, name, getattr(case, "REGION", ""))
+    torch.manual_seed(0)
+    _, _, findings = check(path, case.build(), step=case.step if probe else None)
+    return [f for f in findings if f.code[:3] in ("CC3", "CC4")]
+
+
+def test_the_corpus_has_at_least_40_cases_with_hazards_of_every_kind_and_clean_look_alikes() -> None:
+    labels = [load_case(n).LABEL for n in case_names()]
+    assert len(labels) >= 40 and labels.count(None) >= 15
+    assert {"counter", "assigned", "float", "graph-break", "item-branch", "env", "dynamic-getattr", "batchnorm",
+            "hook", "per-instance", "outside"} <= set(labels)
+
+
+@pytest.mark.parametrize("name", case_names())
+def test_case_behaves_under_real_torch_compile_as_recorded(name: str, capsys) -> None:
+    case = load_case(name)
+    assert observe(case) == recorded(case)
+
+
+def test_every_clean_case_compiles_each_frame_once_without_graph_breaks_on_every_recorded_torch() -> None:
+    for name in case_names():
+        case = load_case(name)
+        if case.LABEL is None:
+            for seen in all_recorded(case):
+                assert seen == {"compiles_over_8_steps": getattr(case, "FRAMES", 1), "graph_breaks": 0}, name
+
+
+def test_every_hazard_case_misbehaves_on_some_recorded_torch() -> None:
+    """A label is honest: on at least one recorded torch the case recompiles or breaks, unless it says why not."""
+    for name in case_names():
+        case = load_case(name)
+        if case.LABEL is not None and not getattr(case, "LATENT", ""):
+            clean = {"compiles_over_8_steps": getattr(case, "FRAMES", 1), "graph_breaks": 0}
+            assert any(seen != clean for seen in all_recorded(case)), name
+
+
+def test_version_overrides_name_torch_minors_and_record_both_counts() -> None:
+    for name in case_names():
+        for minor, seen in getattr(load_case(name), "OBSERVED_BY_TORCH", {}).items():
+            assert torch_minor(minor) == minor and set(seen) == {"compiles_over_8_steps", "graph_breaks"}, name
+
+
+def test_static_scan_and_probe_recall_with_zero_error_false_positives(tmp_path: Path, capsys) -> None:
+    rows = {}
+    for name in case_names():
+        hazard = load_case(name).LABEL is not None
+        static = findings_for(name, tmp_path, probe=False)
+        dynamic = findings_for(name, tmp_path, probe=True)
+        rows[name] = (hazard, static, dynamic)
+    figures = summarize(rows)
+    with capsys.disabled():
+        print("\n" + "\n".join(f"{k}: {v}" for k, v in figures.items()))
+    assert figures["static_error_false_positives"] == 0 and figures["probe_error_false_positives"] == 0
+    assert figures["static_recall"] >= 0.9 and figures["probe_recall"] >= 0.95
+
+
+@pytest.mark.parametrize(("minor", "expected"), [((2, 11), []), ((2, 12), [("CC301", "warning")]),
+                                                 ((2, 13), [("CC301", "error")])])
+def test_is_exporting_guard_follows_what_each_torch_was_measured_to_do(minor, expected, tmp_path: Path,
+                                                                       monkeypatch) -> None:
+    """h44 `if not is_exporting(): self.calls += 1`: dead under compile on 2.11, a storm on 2.13, unknown between."""
+    from contract.checks.hotpath import conditions
+
+    monkeypatch.setattr(conditions, "torch_minor", lambda: minor)
+    monkeypatch.setattr(conditions, "_KNOWN_UNDER_COMPILE", {})
+    found = findings_for("h44_not_exporting_counter", tmp_path, probe=False)
+    assert [(f.code, f.severity) for f in found] == expected, [str(f) for f in found]
+
+
+def test_on_torch_2_11_cell_and_class_counters_say_what_that_torch_does(tmp_path: Path, monkeypatch) -> None:
+    from contract.checks.hotpath import conditions
+
+    monkeypatch.setattr(conditions, "torch_minor", lambda: (2, 11))
+    for name in ("h03_class_attribute", "h05_closure_cell"):
+        (found,) = findings_for(name, tmp_path, probe=False)
+        assert found.severity == "error" and "torch 2.11" in found.message and "first call's value" in found.message
+
+
+def summarize(rows: dict[str, tuple[bool, list, list]]) -> dict[str, object]:
+    """Recall over hazards, false positives over clean cases (any severity, and errors), static and with probe."""
+    hazards = [n for n, (h, _, _) in rows.items() if h]
+    clean = [n for n, (h, _, _) in rows.items() if not h]
+    out: dict[str, object] = {"cases": len(rows), "hazards": len(hazards), "clean": len(clean)}
+    for label, idx in (("static", 1), ("probe", 2)):
+        found = [n for n in hazards if (rows[n][1] + rows[n][2] if idx == 2 else rows[n][1])]
+        out[f"{label}_recall"] = round(len(found) / len(hazards), 3)
+        out[f"{label}_missed"] = sorted(set(hazards) - set(found))
+        flagged = [n for n in clean if (rows[n][1] + rows[n][2] if idx == 2 else rows[n][1])]
+        out[f"{label}_false_positives"] = sorted(flagged)
+        out[f"{label}_error_false_positives"] = sum(
+            1 for n in clean for f in (rows[n][1] + rows[n][2] if idx == 2 else rows[n][1]) if f.severity == "error")
+    return out

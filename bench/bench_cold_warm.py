@@ -6,6 +6,7 @@ require: `TORCHINDUCTOR_CACHE_DIR` and the FX/AOT cache switches exported before
 The model is a tiny Llama with per-layer regions and the scenario-2 dynamic contract; on CUDA when available.
 Run: `python bench/bench_cold_warm.py [--device auto|cpu|cuda] [--warm-runs 2] [--layers 4 --hidden 256]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,11 +69,21 @@ def child(args: argparse.Namespace) -> None:
             torch.cuda.synchronize()
         steady = time.perf_counter() - t0
         layers = mon.snapshot()["layers"]
-    print(json.dumps({"first_generation_s": first, "steady_generation_s": steady,
-                      "compile_s": layers["compile_seconds"], "compiles": layers["compiles"],
-                      "cache": layers["cache"], "findings": sorted({f.code for f in findings}),
-                      "since_import_s": time.perf_counter() - t_import, "torch": torch.__version__,
-                      "gpu": torch.cuda.get_device_name() if device == "cuda" else None}))
+    print(
+        json.dumps(
+            {
+                "first_generation_s": first,
+                "steady_generation_s": steady,
+                "compile_s": layers["compile_seconds"],
+                "compiles": layers["compiles"],
+                "cache": layers["cache"],
+                "findings": sorted({f.code for f in findings}),
+                "since_import_s": time.perf_counter() - t_import,
+                "torch": torch.__version__,
+                "gpu": torch.cuda.get_device_name() if device == "cuda" else None,
+            }
+        )
+    )
 
 
 class _Null:
@@ -84,10 +95,28 @@ class _Null:
 
 def start(args: argparse.Namespace, contract: Path, cache_dir: Path) -> dict:
     """Launch one child process with the cache discipline exported in its environment."""
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache_dir), TORCHINDUCTOR_FX_GRAPH_CACHE="1",
-               TORCHINDUCTOR_AUTOGRAD_CACHE="1", PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, __file__, "--child", "--contract", str(contract), "--device", args.device,
-           "--layers", str(args.layers), "--hidden", str(args.hidden), "--tokens", str(args.tokens)]
+    env = dict(
+        os.environ,
+        TORCHINDUCTOR_CACHE_DIR=str(cache_dir),
+        TORCHINDUCTOR_FX_GRAPH_CACHE="1",
+        TORCHINDUCTOR_AUTOGRAD_CACHE="1",
+        PYTHONPATH=str(ROOT),
+    )
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--contract",
+        str(contract),
+        "--device",
+        args.device,
+        "--layers",
+        str(args.layers),
+        "--hidden",
+        str(args.hidden),
+        "--tokens",
+        str(args.tokens),
+    ]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
@@ -125,18 +154,28 @@ def main(argv: list[str] | None = None) -> int:
     cold = start(args, contract, cache_dir)
     warm = [start(args, contract, cache_dir) for _ in range(args.warm_runs)]
     best = min(warm, key=lambda r: r["first_generation_s"])
-    print(f"machine: {platform.machine()} {os.cpu_count()} cores, device {args.device} {cold['gpu'] or ''}, "
-          f"torch {cold['torch']}")
-    print(f"model: tiny Llama {args.layers} layers hidden {args.hidden}, per-layer regions, dynamic contract; "
-          f"prefill 16 + {args.tokens} tokens; startup findings {cold['findings'] or 'none'}")
+    print(
+        f"machine: {platform.machine()} {os.cpu_count()} cores, device {args.device} {cold['gpu'] or ''}, "
+        f"torch {cold['torch']}"
+    )
+    print(
+        f"model: tiny Llama {args.layers} layers hidden {args.hidden}, per-layer regions, dynamic contract; "
+        f"prefill 16 + {args.tokens} tokens; startup findings {cold['findings'] or 'none'}"
+    )
     for name, r in [("cold", cold), *((f"warm{i + 1}", w) for i, w in enumerate(warm))]:
-        print(f"{name:<6} first generation {r['first_generation_s']:7.2f} s  compile {r['compile_s']:7.2f} s  "
-              f"compiles {r['compiles']}  fx cache {r['cache']['fx_graph']}  aot cache {r['cache']['aot_autograd']}  "
-              f"steady generation {r['steady_generation_s']:.3f} s  process {r['process_wall_s']:.1f} s")
-    print(f"cold / warm first generation: {cold['first_generation_s'] / best['first_generation_s']:.1f}x "
-          f"({cold['first_generation_s']:.2f} s -> {best['first_generation_s']:.2f} s)")
-    print(f"command: python bench/bench_cold_warm.py --device {args.device} --warm-runs {args.warm_runs} "
-          f"--layers {args.layers} --hidden {args.hidden} --tokens {args.tokens}")
+        print(
+            f"{name:<6} first generation {r['first_generation_s']:7.2f} s  compile {r['compile_s']:7.2f} s  "
+            f"compiles {r['compiles']}  fx cache {r['cache']['fx_graph']}  aot cache {r['cache']['aot_autograd']}  "
+            f"steady generation {r['steady_generation_s']:.3f} s  process {r['process_wall_s']:.1f} s"
+        )
+    print(
+        f"cold / warm first generation: {cold['first_generation_s'] / best['first_generation_s']:.1f}x "
+        f"({cold['first_generation_s']:.2f} s -> {best['first_generation_s']:.2f} s)"
+    )
+    print(
+        f"command: python bench/bench_cold_warm.py --device {args.device} --warm-runs {args.warm_runs} "
+        f"--layers {args.layers} --hidden {args.hidden} --tokens {args.tokens}"
+    )
     return 0
 
 

@@ -3,6 +3,7 @@
 Run: .venv/bin/python bench/bench_doctor.py [--runs 10] [CONTRACT]
 Prints each figure with the exact command measured; exits 1 when the median misses the target.
 """
+
 from __future__ import annotations
 
 import argparse

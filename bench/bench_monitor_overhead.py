@@ -6,6 +6,7 @@ Targets: step-time ratio <= 1.01 (nothing of ours runs on a cache hit), attribut
 Attribution (what the target names: resolving a compile event to its region instance and recording it in the
 ledger) and the full hooks (adding recompile-reason extraction and logging) are timed in the same run, side by side.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,9 @@ import monitor
 from contract.binding.apply import apply
 from contract.pipeline import check
 
-CONTRACT = '[contract]\nname = "bench"\n[defaults]\nbackend = "{backend}"\n[[region]]\nname = "net"\nmodule = "{module}"\n'
+CONTRACT = (
+    '[contract]\nname = "bench"\n[defaults]\nbackend = "{backend}"\n[[region]]\nname = "net"\nmodule = "{module}"\n'
+)
 
 
 class Null:
@@ -59,8 +62,10 @@ class Decoder(nn.Module):
         return self.llm(input_ids=x, use_cache=False).logits
 
 
-MODELS = {"tiny": (Tiny, "", lambda d: torch.randn(8, 16, device=d)),
-          "llama": (Decoder, "llm.model.layers.*", lambda d: torch.randint(0, 128, (1, 32), device=d))}
+MODELS = {
+    "tiny": (Tiny, "", lambda d: torch.randn(8, 16, device=d)),
+    "llama": (Decoder, "llm.model.layers.*", lambda d: torch.randint(0, 128, (1, 32), device=d)),
+}
 """--model: class, region glob, input factory."""
 
 
@@ -102,9 +107,12 @@ def step_ratio(args: argparse.Namespace, tmp: Path) -> tuple[float, float, float
         model(x)
         time_steps(model, x, args.steps, args.device)
         for i in range(args.rounds):
-            for arm in arms[i % 3:] + arms[:i % 3]:
-                mon = monitor.start(binding, registry=CollectorRegistry(), logger=Null(), serve=False) \
-                    if arm == "monitored" else None
+            for arm in arms[i % 3 :] + arms[: i % 3]:
+                mon = (
+                    monitor.start(binding, registry=CollectorRegistry(), logger=Null(), serve=False)
+                    if arm == "monitored"
+                    else None
+                )
                 gc.collect()
                 times[arm].append(time_steps(model, x, args.steps, args.device))
                 if mon is not None:
@@ -127,6 +135,7 @@ class Parts:
                 return fn(*a)
             finally:
                 self.current[name] = self.current.get(name, 0) + time.perf_counter_ns() - t0
+
         return timed
 
     def close(self) -> None:
@@ -139,9 +148,11 @@ ATTRIBUTION = ("start_hook", "stack", "target", "deltas", "ledger")
 target), the counter deltas, and recording it in the ledger."""
 
 
-def attribution_cost(args: argparse.Namespace, tmp: Path, defer_gc: bool,
-                     part_timers: bool = True) -> dict[str, list[float]]:
+def attribution_cost(
+    args: argparse.Namespace, tmp: Path, defer_gc: bool, part_timers: bool = True
+) -> dict[str, list[float]]:
     """Per compile event (every one a recompile via a changing int): full hooks and their parts, in microseconds."""
+
     class Hazard(nn.Module):
         def __init__(self) -> None:
             super().__init__()
@@ -180,6 +191,7 @@ def attribution_cost(args: argparse.Namespace, tmp: Path, defer_gc: bool,
         parts.close()
 
     from torch._dynamo.callback import callback_handler
+
     s_i, e_i = callback_handler.start_callbacks.index(start), callback_handler.end_callbacks.index(end)
     callback_handler.start_callbacks[s_i], callback_handler.end_callbacks[e_i] = timed_start, timed_end
     calls = []
@@ -248,8 +260,10 @@ def _time_parts(mon: object, parts: Parts) -> None:
 
 def _fmt(values: list[float]) -> str:
     ordered = sorted(values)
-    return (f"median {statistics.median(ordered):7.1f} us, p90 {ordered[int(0.9 * (len(ordered) - 1))]:7.1f} us, "
-            f"max {ordered[-1]:7.1f} us")
+    return (
+        f"median {statistics.median(ordered):7.1f} us, p90 {ordered[int(0.9 * (len(ordered) - 1))]:7.1f} us, "
+        f"max {ordered[-1]:7.1f} us"
+    )
 
 
 def main() -> int:
@@ -258,8 +272,12 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=1000, help="steps per round (use ~20 for --model llama on CPU)")
     parser.add_argument("--compiles", type=int, default=200)
     parser.add_argument("--backend", default="eager")
-    parser.add_argument("--model", choices=sorted(MODELS), default="tiny",
-                        help="tiny: launch-bound Linear(16, 16); llama: a real HF decoder, one region per layer")
+    parser.add_argument(
+        "--model",
+        choices=sorted(MODELS),
+        default="tiny",
+        help="tiny: launch-bound Linear(16, 16); llama: a real HF decoder, one region per layer",
+    )
     parser.add_argument("--skip-compile-cost", action="store_true", help="only the steady-state step ratio")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args()
@@ -282,27 +300,39 @@ def main() -> int:
     _print_ratio(ratio, us_on, us_off, control)
     n = len(cost["full"])
     print(f"per compile event, {n} recompiles measured in one run (each part timed inside the same hooks):")
-    print(f"  attribution (start hook + resolve to region instance + counter deltas + ledger record; target <= 20 us):"
-          f"\n    {_fmt(cost['attribution'])}  -> {_verdict(cost['attribution'])}")
-    print(f"  full hooks (start + end: attribution + recompile-reason extraction + logging to a null logger):"
-          f"\n    {_fmt(cost['full'])}  -> {_verdict(cost['full'])}")
+    print(
+        f"  attribution (start hook + resolve to region instance + counter deltas + ledger record; target <= 20 us):"
+        f"\n    {_fmt(cost['attribution'])}  -> {_verdict(cost['attribution'])}"
+    )
+    print(
+        f"  full hooks (start + end: attribution + recompile-reason extraction + logging to a null logger):"
+        f"\n    {_fmt(cost['full'])}  -> {_verdict(cost['full'])}"
+    )
     for name in (*ATTRIBUTION, "reason", "log_and_act"):
         print(f"    part {name:12s} {_fmt(cost[name])}")
-    print(f"  full hooks again, no part timers inside (the bare cost; timers add a call per part):\n"
-          f"    {_fmt(bare['full'])}  -> {_verdict(bare['full'])}")
-    print(f"  same run again with GC pauses owed to the compile deferred past our hooks:\n"
-          f"    attribution {_fmt(cost_ng['attribution'])}\n    full hooks  {_fmt(cost_ng['full'])}")
+    print(
+        f"  full hooks again, no part timers inside (the bare cost; timers add a call per part):\n"
+        f"    {_fmt(bare['full'])}  -> {_verdict(bare['full'])}"
+    )
+    print(
+        f"  same run again with GC pauses owed to the compile deferred past our hooks:\n"
+        f"    attribution {_fmt(cost_ng['attribution'])}\n    full hooks  {_fmt(cost_ng['full'])}"
+    )
     compile_us = statistics.median(cost["compile_call"])
-    print(f"  context: an empty end callback at the same point costs {_fmt(floor)} (Dynamo flushes the CPU caches\n"
-          f"    to time its guards right before); the call that recompiles takes median {compile_us / 1e3:.1f} ms "
-          f"(backend {args.backend}),\n    so the full hooks are {100 * statistics.median(bare['full']) / compile_us:.2f} % "
-          f"and attribution {100 * statistics.median(cost['attribution']) / compile_us:.2f} % of it")
+    print(
+        f"  context: an empty end callback at the same point costs {_fmt(floor)} (Dynamo flushes the CPU caches\n"
+        f"    to time its guards right before); the call that recompiles takes median {compile_us / 1e3:.1f} ms "
+        f"(backend {args.backend}),\n    so the full hooks are {100 * statistics.median(bare['full']) / compile_us:.2f} % "
+        f"and attribution {100 * statistics.median(cost['attribution']) / compile_us:.2f} % of it"
+    )
     return 0
 
 
 def _print_ratio(ratio: float, us_on: float, us_off: float, control: float) -> None:
-    print(f"steady-state step: monitored {us_on:.2f} us, unmonitored {us_off:.2f} us, ratio {ratio:.4f} "
-          f"(target <= 1.01); A/A control (unmonitored twice) {control:.4f}: the noise floor of this run")
+    print(
+        f"steady-state step: monitored {us_on:.2f} us, unmonitored {us_off:.2f} us, ratio {ratio:.4f} "
+        f"(target <= 1.01); A/A control (unmonitored twice) {control:.4f}: the noise floor of this run"
+    )
 
 
 def _verdict(values: list[float]) -> str:

@@ -12,6 +12,7 @@ The first scrapes render every family; later ones reuse a family's text while it
 state after warm-up), so the scrape-time figures are printed for both: a ledger that changes between every scrape
 and one that does not.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 from prometheus_client import CollectorRegistry, generate_latest
@@ -34,10 +35,12 @@ from contract.pipeline import check
 from monitor.reasons import CATEGORIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_monitor_overhead import Null, build, time_steps  # noqa: E402
+from bench_monitor_overhead import Null, build, time_steps
 
-ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
-          "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+ACCEPT = (
+    "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+    "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+)
 """The Accept header Prometheus 2.x sends."""
 
 
@@ -60,9 +63,11 @@ def change_every_region(mon: monitor.Monitor) -> Callable[[int], None]:
 
     def between(i: int) -> None:
         for region in ledger.region_names:
-            ledger.record_compile(region, 1, f"0/{i}", 0.003 * (i % 50), (("bench.py:1", f"break {i}"),),
-                                  {("fx_graph", "hit"): 1})
+            ledger.record_compile(
+                region, 1, f"0/{i}", 0.003 * (i % 50), (("bench.py:1", f"break {i}"),), {("fx_graph", "hit"): 1}
+            )
             ledger.record_reason(region, CATEGORIES[i % len(CATEGORIES)], None)
+
     return between
 
 
@@ -74,11 +79,13 @@ def http_get(url: str) -> bytes:
 
 def scrape_times(mon: monitor.Monitor, url: str, n: int) -> dict[str, list[float]]:
     registry, collector, change = mon.registry, mon._collector, change_every_region(mon)
-    return {"collect() (ledger -> families)": timed(lambda: list(collector.collect()), n),
-            "generate_latest(registry) (prometheus_client render)": timed(lambda: generate_latest(registry), n),
-            "exposition(registry), ledger unchanged (steady state)": timed(lambda: collector.exposition(registry), n),
-            "exposition(registry), every region changed": timed(lambda: collector.exposition(registry), n, change),
-            "HTTP GET /metrics (Prometheus Accept, gzip)": timed(lambda: http_get(url), n)}
+    return {
+        "collect() (ledger -> families)": timed(lambda: list(collector.collect()), n),
+        "generate_latest(registry) (prometheus_client render)": timed(lambda: generate_latest(registry), n),
+        "exposition(registry), ledger unchanged (steady state)": timed(lambda: collector.exposition(registry), n),
+        "exposition(registry), every region changed": timed(lambda: collector.exposition(registry), n, change),
+        "HTTP GET /metrics (Prometheus Accept, gzip)": timed(lambda: http_get(url), n),
+    }
 
 
 SCRAPER = """
@@ -108,15 +115,18 @@ def step_while_scraped(url: str, args: argparse.Namespace, tmp: Path) -> tuple[f
     model, binding = build(argparse.Namespace(model="tiny", backend="eager", device="cpu"), tmp)
     x = torch.randn(8, 16)
     active, stop = tmp / "scrape-active", tmp / "scrape-stop"
-    proc = subprocess.Popen([sys.executable, "-c", SCRAPER, url, str(args.interval), str(active), str(stop), ACCEPT],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCRAPER, url, str(args.interval), str(active), str(stop), ACCEPT],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     times: dict[bool, list[float]] = {True: [], False: []}
     try:
         with torch.no_grad(), monitor.start(binding, registry=CollectorRegistry(), logger=Null(), serve=False):
             model(x)
             time_steps(model, x, args.steps, "cpu")
             for i in range(args.rounds):
-                for scraped in ((True, False) if i % 2 == 0 else (False, True)):
+                for scraped in (True, False) if i % 2 == 0 else (False, True):
                     active.touch() if scraped else active.unlink(missing_ok=True)
                     gc.collect()
                     times[scraped].append(time_steps(model, x, args.steps, "cpu"))
@@ -149,20 +159,26 @@ def main() -> int:
             same = mon._collector.exposition(mon.registry) == generate_latest(mon.registry)  # after the changes
             us_on, us_off, scrapes = step_while_scraped(url, args, Path(tmp))
     print(f"command: python bench/bench_scrape.py {' '.join(sys.argv[1:])}".rstrip())
-    print(f"{args.regions} regions, {series} series, {size} bytes per scrape; served text identical to "
-          f"generate_latest: {same}")
+    print(
+        f"{args.regions} regions, {series} series, {size} bytes per scrape; served text identical to "
+        f"generate_latest: {same}"
+    )
     for name, values in times.items():
         print(f"  {name:55s} median {statistics.median(values):7.2f} ms, p95 {values[int(0.95 * len(values))]:7.2f} ms")
     for case in ("ledger unchanged (steady state)", "every region changed"):
         served = statistics.median(times[f"exposition(registry), {case}"])
         verdict = "within" if served < 10 else "ABOVE"
         print(f"scrape served to Prometheus, {case}: median {served:.2f} ms, {verdict} the 10 ms target")
-    print(f"step time while another process scrapes every {args.interval:g} s over HTTP ({scrapes} scrapes): "
-          f"{us_on:.2f} us vs "
-          f"{us_off:.2f} us idle, ratio {us_on / us_off:.4f} ({args.rounds} interleaved rounds of {args.steps} steps)")
+    print(
+        f"step time while another process scrapes every {args.interval:g} s over HTTP ({scrapes} scrapes): "
+        f"{us_on:.2f} us vs "
+        f"{us_off:.2f} us idle, ratio {us_on / us_off:.4f} ({args.rounds} interleaved rounds of {args.steps} steps)"
+    )
     per_scrape_ms = max(us_on - us_off, 0.0) * args.steps * args.rounds / max(scrapes, 1) / 1e3
-    print(f"  the step loop loses about {per_scrape_ms:.2f} ms per scrape (the serving thread holds the GIL while it "
-          f"renders and sends): at Prometheus' 15 s interval that is {100 * per_scrape_ms / 15e3:.3f} % of wall time")
+    print(
+        f"  the step loop loses about {per_scrape_ms:.2f} ms per scrape (the serving thread holds the GIL while it "
+        f"renders and sends): at Prometheus' 15 s interval that is {100 * per_scrape_ms / 15e3:.3f} % of wall time"
+    )
     return 0
 
 

@@ -7,6 +7,7 @@ decoder layer, empty cache) measured in the same run. The small compile is far c
 so the share printed is an upper bound.
 Run: `python bench/bench_startup.py [--repeats 5]`. Target: check < 1 s on 2 cores.
 """
+
 from __future__ import annotations
 
 import os
@@ -14,12 +15,12 @@ import tempfile
 
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="cc-bench-startup-"))  # cold: empty cache
 
-import argparse  # noqa: E402
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
 
 CONTRACT = """\
 [contract]
@@ -52,8 +53,15 @@ def build_70b_meta():
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    cfg = LlamaConfig(hidden_size=8192, intermediate_size=28672, num_hidden_layers=80, num_attention_heads=64,
-                      num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192)
+    cfg = LlamaConfig(
+        hidden_size=8192,
+        intermediate_size=28672,
+        num_hidden_layers=80,
+        num_attention_heads=64,
+        num_key_value_heads=8,
+        vocab_size=128256,
+        max_position_embeddings=8192,
+    )
     with torch.device("meta"):
         return LlamaForCausalLM(cfg)
 
@@ -123,12 +131,17 @@ def main(argv: list[str] | None = None) -> int:
     compile_s = small_cold_compile()
     median = statistics.median(runs)
     layers = sum(1 for name, _ in model.named_modules() if name.startswith("model.layers.") and name.count(".") == 2)
-    print(f"machine: {platform.machine()} {os.cpu_count()} cores, torch {torch.__version__}, python {platform.python_version()}")
+    print(
+        f"machine: {platform.machine()} {os.cpu_count()} cores, torch {torch.__version__}, python {platform.python_version()}"
+    )
     print(f"model: LlamaForCausalLM 70B shape on meta, {layers} layers, built in {build_s:.2f} s (not counted)")
     print(f"findings: {len(findings)} ({', '.join(sorted({f.code for f in findings})) or 'none'})")
     print(f"startup check, first call (cold imports): {first:.3f} s")
     print(f"startup check, median of {args.repeats}: {median:.3f} s   target < 1 s: {'PASS' if median < 1 else 'FAIL'}")
-    print("per stage, medians (s; check() adds allow-list and sorting): " + ", ".join(f"{k}={v:.3f}" for k, v in stages.items()))
+    print(
+        "per stage, medians (s; check() adds allow-list and sorting): "
+        + ", ".join(f"{k}={v:.3f}" for k, v in stages.items())
+    )
     print(f"small cold compile (tiny 1-layer LlamaModel, inductor, empty cache): {compile_s:.2f} s")
     print(f"check / small cold compile: {100 * median / compile_s:.1f} % (first call: {100 * first / compile_s:.1f} %)")
     print(f"command: {COMMAND} --repeats {args.repeats}")

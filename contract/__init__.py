@@ -5,6 +5,7 @@ The pipeline (`contract.pipeline`) runs four stages, one folder each: `document`
 renderers, the rule catalog); `cli` sits on top. Imports are lazy so `compile-contract doctor` and `rules` start
 without importing torch.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -17,8 +18,12 @@ ENV_AT_IMPORT: EnvSnapshot = take_snapshot()
 
 __all__ = ["enforce", "ContractViolation", "ContractFileError", "Binding"]
 
-_LAZY = {"enforce": "contract.pipeline", "ContractViolation": "contract.pipeline",
-         "ContractFileError": "contract.document.load", "Binding": "contract.binding.targets"}
+_LAZY = {
+    "enforce": "contract.pipeline",
+    "ContractViolation": "contract.pipeline",
+    "ContractFileError": "contract.document.load",
+    "Binding": "contract.binding.targets",
+}
 """Exported name -> the submodule defining it (imported on first access: the binding imports torch)."""
 
 

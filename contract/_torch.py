@@ -5,9 +5,11 @@ a module back to eager in place (keeping its identity and state_dict keys) is to
 argument dims dynamic uses `torch._dynamo.maybe_mark_dynamic`, which is documented but lives under `_dynamo`.
 Both exist unchanged in torch 2.11 through 2.13. `compile_forward` uses Dynamo's trace rules (see there).
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import nn
@@ -32,7 +34,10 @@ def compile_forward(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
         set_forward_call(module, torch.compile(external_utils.wrap_inline(module._call_impl), **kwargs))
     else:
         module.compile(**kwargs)
-    return forward_call(module)
+    installed = forward_call(module)
+    if installed is None:  # nn.Module.compile() always installs one; a torch that does not is unsupported
+        raise RuntimeError(f"torch {torch.__version__}: nn.Module.compile() installed no compiled callable")
+    return installed
 
 
 def forward_call(module: nn.Module) -> Callable | None:
@@ -59,6 +64,7 @@ def supports_compile_kwarg(name: str) -> bool:
 # `torch._inductor.list_mode_options` / `list_options` are documented; `config.get_type` is private (ConfigModule,
 # torch 2.11-2.13) and is exactly what `torch.compile` uses to type-check `options`, so we mirror it here.
 
+
 def compile_backends() -> list[str]:
     """Every backend name `torch.compile` accepts now, including registered custom and entry-point backends."""
     return list(torch.compiler.list_backends(exclude_tags=None))
@@ -77,7 +83,7 @@ def inductor_option_types() -> dict[str, Any]:
 
     get_type = getattr(config, "get_type", None)
     if get_type is None:  # no declared types: check nothing rather than guess (None = unchecked)
-        return {name: None for name in list_options()}
+        return dict.fromkeys(list_options())
     return {name: get_type(name) for name in list_options()}
 
 
@@ -86,16 +92,19 @@ def cache_switches() -> dict[str, bool]:
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
-    return {"fx_graph_cache": bool(inductor_config.fx_graph_cache),
-            "autograd_cache": bool(functorch_config.enable_autograd_cache),
-            "force_disable_caches": bool(torch.compiler.config.force_disable_caches),
-            "fx_graph_remote_cache": inductor_config.fx_graph_remote_cache is True}
+    return {
+        "fx_graph_cache": bool(inductor_config.fx_graph_cache),
+        "autograd_cache": bool(functorch_config.enable_autograd_cache),
+        "force_disable_caches": bool(torch.compiler.config.force_disable_caches),
+        "fx_graph_remote_cache": inductor_config.fx_graph_remote_cache is True,
+    }
 
 
 # Custom operators (CC601). `torch.library.custom_op` objects (`CustomOpDef`, its `_abstract_fn` and the `OPDEFS`
 # registry) live in private `torch._library.custom_ops`; `torch._C._dispatch_has_kernel_for_dispatch_key` is the
 # dispatcher's own view of whether an op has a Meta (fake) kernel. A `custom_op` always registers a Meta shim that
 # raises when no fake is registered, so for those the registry's `_abstract_fn` is the truth. Same in torch 2.11-2.13.
+
 
 def op_names(obj: Any) -> tuple[str, ...] | None:
     """Overload names (`ns::op[.overload]`) of a custom-op object, OpOverloadPacket or OpOverload; None otherwise."""
@@ -165,8 +174,9 @@ def remove_compile_callbacks(start: Callable[[Any], None], end: Callable[[Any], 
 
 def _frames(name: str, suffix: str) -> Any:
     import sys
+    import types
 
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_name == name and frame.f_code.co_filename.endswith(suffix):
             return frame
@@ -232,7 +242,7 @@ def graph_breaks_since(mark: tuple[int | None, dict[str, int]]) -> list[tuple[st
         after = graph_break_counts()
         return [(k, "") for k, v in after.items() for _ in range(max(0, v - counts.get(k, 0)))]
     out = []
-    for entry in log[start if start <= len(log) else 0:]:  # shorter: a reset() cleared it meanwhile
+    for entry in log[start if start <= len(log) else 0 :]:  # shorter: a reset() cleared it meanwhile
         if not getattr(entry, "graph_break", True):
             continue
         stack = getattr(entry, "user_stack", None) or []
@@ -272,8 +282,13 @@ def skipped_frames(since: Any) -> dict[str, tuple[str, str]]:
     for rec in records[start:]:
         cls = getattr(exc, str(getattr(rec, "fail_type", None) or ""), None)
         reason = str(getattr(rec, "fail_reason", None) or "")
-        if (isinstance(cls, type) and soft and issubclass(cls, soft) and not getattr(rec, "has_guarded_code", True)
-                and not reason.startswith("Dynamo recompile limit exceeded")):
+        if (
+            isinstance(cls, type)
+            and soft
+            and issubclass(cls, soft)
+            and not getattr(rec, "has_guarded_code", True)
+            and not reason.startswith("Dynamo recompile limit exceeded")
+        ):
             file = getattr(rec, "fail_user_frame_filename", None)
             line = getattr(rec, "fail_user_frame_lineno", None)
             out[str(getattr(rec, "compile_id", ""))] = (reason, f"{file}:{line}" if file and line else "")
@@ -327,6 +342,7 @@ def forward_hook_ids(module: nn.Module) -> set[int]:
 # `torch._dynamo.config.recompile_limit`, and `is_compiling()` has aliases in private modules. All unchanged in
 # torch 2.11 through 2.13; each lookup degrades to "not found".
 
+
 def forward_hooks(module: nn.Module) -> list[Any]:
     """The module's forward pre-hooks and forward hooks (callables), in registration order."""
     out: list[Any] = []
@@ -363,9 +379,13 @@ def recompile_limit() -> int:
 
 
 _COMPILE_STATE_FUNCTIONS = {
-    "is_compiling": (("torch.compiler", "is_compiling"), ("torch.compiler", "is_dynamo_compiling"),
-                     ("torch._dynamo", "is_compiling"), ("torch._dynamo.external_utils", "is_compiling"),
-                     ("torch._utils", "is_compiling")),
+    "is_compiling": (
+        ("torch.compiler", "is_compiling"),
+        ("torch.compiler", "is_dynamo_compiling"),
+        ("torch._dynamo", "is_compiling"),
+        ("torch._dynamo.external_utils", "is_compiling"),
+        ("torch._utils", "is_compiling"),
+    ),
     "is_scripting": (("torch.jit", "is_scripting"),),
     "is_tracing": (("torch.jit", "is_tracing"),),
     "is_exporting": (("torch.compiler", "is_exporting"),),

@@ -1,5 +1,6 @@
 """`compile-contract`: check, doctor, rules, explain. Exit 0 ok, 1 error findings, 2 usage or internal errors (one
 line on stderr, no traceback)."""
+
 from __future__ import annotations
 
 import argparse
@@ -7,7 +8,7 @@ import contextlib
 import difflib
 import os
 import sys
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 
 class UsageError(Exception):
@@ -50,7 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--format", choices=("text", "json"), default="text")
     chk.add_argument("--strict", action="store_true", help="treat warnings as errors")
     chk.set_defaults(run=_cmd_check)
-    doc = sub.add_parser("doctor", help="environment and Inductor cache preflight for launchers (no model, no torch import)")
+    doc = sub.add_parser(
+        "doctor", help="environment and Inductor cache preflight for launchers (no model, no torch import)"
+    )
     doc.add_argument("contract", nargs="?", help="path to the contract TOML (default: torch's defaults, no [cache])")
     doc.add_argument("--format", choices=("text", "json"), default="text")
     doc.add_argument("--strict", action="store_true", help="treat warnings as errors")
@@ -156,8 +159,7 @@ def _regions(binding: object) -> dict[str, list[str]]:
     """Region -> bound `module.method` paths, for scripts."""
     if binding is None:
         return {}
-    return {name: [f"{t.path or '<root>'}.{t.method}" for t in rb.targets]
-            for name, rb in binding.regions.items()}  # type: ignore[attr-defined]
+    return {name: [f"{t.path or '<root>'}.{t.method}" for t in rb.targets] for name, rb in binding.regions.items()}  # type: ignore[attr-defined]
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@
 counters incremented in forward, so Dynamo guards on their values and recompiles every step.
 Run: `python -m contract.demo contracts/demo.toml --steps 4`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,6 +39,7 @@ class Router(nn.Module):
         super().__init__()
         self.gate = nn.Linear(dim, experts, bias=False)
         self.capacity = capacity
+        self.overflow_total: torch.Tensor
         self.register_buffer("overflow_total", torch.zeros((), dtype=torch.long), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -71,7 +73,8 @@ class MoE(nn.Module):
         super().__init__()
         self.router = router(dim, experts)
         self.experts = nn.ModuleList(
-            nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim)) for _ in range(experts))
+            nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim)) for _ in range(experts)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         choice = self.router(x)
@@ -135,18 +138,23 @@ def step(model: nn.Module, i: int) -> torch.Tensor:
 
 def main(argv: list[str] | None = None) -> int:
     """Check the contract, apply it, and run a few steps."""
-    from contract.pipeline import ContractViolation, enforce
     from contract.document.load import ContractFileError, load
-    from contract.document.refs import RefError, build_model as build
+    from contract.document.refs import RefError
+    from contract.document.refs import build_model as build
+    from contract.pipeline import ContractViolation, enforce
 
     parser = argparse.ArgumentParser(prog="python -m contract.demo", description=main.__doc__)
     parser.add_argument("contract", nargs="?", default="contracts/demo.toml")
     parser.add_argument("--steps", type=int, default=4)
-    parser.add_argument("--skip-check", action="store_true", help="apply without refusing on findings (show the monitor)")
+    parser.add_argument(
+        "--skip-check", action="store_true", help="apply without refusing on findings (show the monitor)"
+    )
     args = parser.parse_args(argv)
     try:
         contract, _ = load(args.contract)
-        model = build(contract.meta.model if contract and contract.meta and contract.meta.model else "contract.demo:build_model")
+        model = build(
+            contract.meta.model if contract and contract.meta and contract.meta.model else "contract.demo:build_model"
+        )
         binding = _apply_unchecked(model, args.contract) if args.skip_check else enforce(model, args.contract)
     except (ContractFileError, RefError) as exc:
         print(f"demo: error: {exc}", file=sys.stderr)
@@ -166,8 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     states = {name: rb.state for name, rb in binding.regions.items()}
     print(f"regions: {states}")
     for name, s in summary.items():
-        print(f"region {name}: compiles={s['compiles']} recompiles={s['recompiles']} graph_breaks={s['graph_breaks']} "
-              f"compile_seconds={s['compile_seconds']:.2f} breached={s['breached']} eager_fallback={s['eager_fallback']}")
+        print(
+            f"region {name}: compiles={s['compiles']} recompiles={s['recompiles']} graph_breaks={s['graph_breaks']} "
+            f"compile_seconds={s['compile_seconds']:.2f} breached={s['breached']} eager_fallback={s['eager_fallback']}"
+        )
     return 0
 
 

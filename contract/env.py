@@ -4,6 +4,7 @@
 into `os.environ`; a snapshot taken earlier tells a user's value from torch's. This module never imports torch, so
 `compile-contract doctor` stays fast.
 """
+
 from __future__ import annotations
 
 import getpass
@@ -11,10 +12,10 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import MappingProxyType
-from typing import Mapping
 
 CACHE_DIR_VAR = "TORCHINDUCTOR_CACHE_DIR"
 COMPILER_MODULES = ("torch._dynamo", "torch._inductor.config", "torch._functorch.config")
@@ -33,8 +34,12 @@ class EnvSnapshot:
     def user_value(self, name: str) -> str | None:
         """A variable's value as the user set it; torch's own default cache dir written back counts as unset."""
         value = self.environ.get(name)
-        if name == CACHE_DIR_VAR and value is not None and self.compiler_imported \
-                and os.path.abspath(value) == default_cache_dir():
+        if (
+            name == CACHE_DIR_VAR
+            and value is not None
+            and self.compiler_imported
+            and os.path.abspath(value) == default_cache_dir()
+        ):
             return None
         return value
 
@@ -58,7 +63,9 @@ def default_cache_dir() -> str:
         username = getpass.getuser()
     except (KeyError, ModuleNotFoundError, OSError):
         username = f"uid_{os.getuid()}"
-    return os.path.abspath(os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", username)))
+    return os.path.abspath(
+        os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", username))
+    )
 
 
 def torch_version() -> str | None:

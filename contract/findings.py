@@ -1,4 +1,5 @@
 """Findings and rules: the one record every check produces, and the rule that documents it."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -42,8 +43,13 @@ class Rule:
 
     def finding(self, location: str, message: str, fix: str, *, severity: Severity | None = None) -> Finding:
         """Build a finding of this rule (severity may be lowered for heuristics)."""
-        return Finding(code=self.code, severity=severity or self.severity, location=location,
-                       message=_one_line(message), fix=_one_line(fix))
+        return Finding(
+            code=self.code,
+            severity=severity or self.severity,
+            location=location,
+            message=_one_line(message),
+            fix=_one_line(fix),
+        )
 
 
 def _one_line(text: str, limit: int = 500) -> str:

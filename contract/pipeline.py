@@ -3,12 +3,14 @@
 `check()` applies nothing; `enforce()` is the engine's gate (check, then apply in place); `doctor()` is the launcher's
 preflight (the document, the torch version and the cache checks only: no model, no torch import).
 """
+
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from contract.checks import CHECKS, Check, CheckContext
 from contract.checks.cache import check as cache
@@ -41,8 +43,14 @@ class ContractViolation(Exception):
         return render_text(self.findings, self.path)
 
 
-def check(path: str | Path, model: Any | None, *, step: Callable | None = None, strict: bool = False,
-          checks: Iterable[Check] = CHECKS) -> tuple[Contract | None, Binding | None, list[Finding]]:
+def check(
+    path: str | Path,
+    model: Any | None,
+    *,
+    step: Callable | None = None,
+    strict: bool = False,
+    checks: Iterable[Check] = CHECKS,
+) -> tuple[Contract | None, Binding | None, list[Finding]]:
     """Load and check a contract against a model (None: document-level checks only); applies nothing."""
     contract, findings = load(path)
     if contract is None:
@@ -50,9 +58,15 @@ def check(path: str | Path, model: Any | None, *, step: Callable | None = None, 
     return check_loaded(contract, findings, model, step=step, strict=strict, checks=checks)
 
 
-def check_loaded(contract: Contract, findings: list[Finding], model: Any | None, *, step: Callable | None = None,
-                 strict: bool = False, checks: Iterable[Check] = CHECKS) -> tuple[Contract, Binding | None,
-                                                                                  list[Finding]]:
+def check_loaded(
+    contract: Contract,
+    findings: list[Finding],
+    model: Any | None,
+    *,
+    step: Callable | None = None,
+    strict: bool = False,
+    checks: Iterable[Check] = CHECKS,
+) -> tuple[Contract, Binding | None, list[Finding]]:
     """The stages after loading: bind (when there is a model), run every check, then the report's allow-list."""
     binding = None
     findings = list(findings)
@@ -83,12 +97,18 @@ def enforce(model: Any, path: str | Path, *, step: Callable | None = None, stric
     return apply(binding)
 
 
-def doctor(path: str | Path | None, *, strict: bool = False, environ: Mapping[str, str] | None = None,
-           snapshot: EnvSnapshot | None = None, timeout_s: float = 1.0) -> tuple[Contract | None, list[Finding]]:
+def doctor(
+    path: str | Path | None,
+    *,
+    strict: bool = False,
+    environ: Mapping[str, str] | None = None,
+    snapshot: EnvSnapshot | None = None,
+    timeout_s: float = 1.0,
+) -> tuple[Contract | None, list[Finding]]:
     """Load the contract (or use an empty one), then run the torch-version and cache checks only."""
-    if path is None:
-        contract, findings = _empty_contract(), []
-    else:
+    findings: list[Finding] = []
+    contract: Contract | None = _empty_contract()
+    if path is not None:
         contract, findings = load(path)
     if contract is None:
         return None, finalize(findings, None, strict=strict)
@@ -101,5 +121,10 @@ def doctor(path: str | Path | None, *, strict: bool = False, environ: Mapping[st
 
 def _empty_contract() -> Contract:
     """No contract given: torch's defaults (default `[cache]`, no version requirement)."""
-    return Contract(path=Path.cwd() / "<no contract>", sha256=hashlib.sha256(b"").hexdigest(), meta=None,
-                    defaults=Settings(), regions=())
+    return Contract(
+        path=Path.cwd() / "<no contract>",
+        sha256=hashlib.sha256(b"").hexdigest(),
+        meta=None,
+        defaults=Settings(),
+        regions=(),
+    )

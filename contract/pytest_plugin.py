@@ -10,11 +10,13 @@
 The contract path comes from the argument, else the `compile_contract` marker, else `--compile-contract PATH`.
 Relative marker paths resolve against pytest's rootdir, the option's against the invocation directory.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -25,8 +27,13 @@ OPTION = "--compile-contract"
 def pytest_addoption(parser: pytest.Parser) -> None:
     """`--compile-contract PATH`: the default contract for the `compile_contract` fixture."""
     group = parser.getgroup("compile-contract", "torch-compile-contract")
-    group.addoption(OPTION, dest="compile_contract", metavar="PATH", default=None,
-                    help="contract TOML used by the compile_contract fixture when a test has no marker")
+    group.addoption(
+        OPTION,
+        dest="compile_contract",
+        metavar="PATH",
+        default=None,
+        help="contract TOML used by the compile_contract fixture when a test has no marker",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,24 +52,33 @@ class ContractGuard:
     expected: set[str] = field(default_factory=set)
     """Regions the test expects to breach (it tests the breach handling itself)."""
 
-    def __call__(self, model: Any, path: str | Path | None = None, *, step: Callable | None = None,
-                 strict: bool = False, manual_warmup: bool = False, fresh: bool = True) -> Any:
+    def __call__(
+        self,
+        model: Any,
+        path: str | Path | None = None,
+        *,
+        step: Callable | None = None,
+        strict: bool = False,
+        manual_warmup: bool = False,
+        fresh: bool = True,
+    ) -> Any:
         """Check and apply the contract to `model` (refusing on errors) and start a monitor; returns its handle.
 
         `fresh` empties Dynamo's cache first: entries compiled by earlier tests for the same classes would
         otherwise serve this test's calls, and its counts would depend on test order.
         """
         import torch
+        from prometheus_client import CollectorRegistry
 
         import monitor
-        from contract.pipeline import ContractViolation, enforce
         from contract.document.load import ContractFileError
-        from prometheus_client import CollectorRegistry
+        from contract.pipeline import ContractViolation, enforce
 
         where = Path(path) if path is not None else self.default_path
         if where is None:
-            pytest.fail(f"compile_contract: no contract; add @pytest.mark.{MARKER}(path) or pass {OPTION} PATH",
-                        pytrace=False)
+            pytest.fail(
+                f"compile_contract: no contract; add @pytest.mark.{MARKER}(path) or pass {OPTION} PATH", pytrace=False
+            )
         if fresh and not self.monitors:
             torch.compiler.reset()
         try:
@@ -83,8 +99,9 @@ class ContractGuard:
 
     def breaches(self) -> dict[str, str]:
         """Region -> one line with its counts and last guard-failure reasons, for each region over budget."""
-        return {name: _describe(name, s) for mon in self.monitors for name, s in mon.snapshot().items()
-                if s["breached"]}
+        return {
+            name: _describe(name, s) for mon in self.monitors for name, s in mon.snapshot().items() if s["breached"]
+        }
 
     def verify(self) -> None:
         """Fail the running test when a region exceeded its budgets unexpectedly, or an expected breach is missing."""
@@ -94,8 +111,11 @@ class ContractGuard:
             pytest.fail("compile contract exceeded:\n" + "\n".join(lines), pytrace=False)
         missing = sorted(self.expected - set(found))
         if missing:
-            pytest.fail(f"compile contract: expected a budget breach in {', '.join(map(repr, missing))}, "
-                        "but the region stayed within its budgets", pytrace=False)
+            pytest.fail(
+                f"compile contract: expected a budget breach in {', '.join(map(repr, missing))}, "
+                "but the region stayed within its budgets",
+                pytrace=False,
+            )
 
     def close(self) -> None:
         """Stop every monitor (unhooks Dynamo callbacks; writes configured snapshots)."""
@@ -107,11 +127,14 @@ def _describe(region: str, s: dict[str, Any]) -> str:
     """`region 'x': recompile budget exceeded (3 > 0) ...; last reasons: ...`."""
     parts = []
     if "recompile_budget" in s["breaches"]:
-        parts.append(f"recompile budget exceeded ({s['budget_recompiles']} recompiles after warm-up > "
-                     f"{s['recompile_budget']})")
+        parts.append(
+            f"recompile budget exceeded ({s['budget_recompiles']} recompiles after warm-up > {s['recompile_budget']})"
+        )
     if "graph_break_budget" in s["breaches"]:
-        parts.append(f"graph break budget exceeded (a compile broke the graph more than {s['graph_break_budget']} "
-                     f"times; {s['graph_breaks']} graph breaks in all)")
+        parts.append(
+            f"graph break budget exceeded (a compile broke the graph more than {s['graph_break_budget']} "
+            f"times; {s['graph_breaks']} graph breaks in all)"
+        )
     reasons = "; ".join(s["last_reasons"][-3:]) or "none recorded"
     return f"  region {region!r}: {', '.join(parts)}; compiles={s['compiles']}; last reasons: {reasons}"
 
@@ -122,8 +145,9 @@ def _default_path(request: pytest.FixtureRequest) -> Path | None:
     marker = request.node.get_closest_marker(MARKER)
     if marker is not None:
         if not marker.args and "path" not in marker.kwargs:
-            pytest.fail(f"@pytest.mark.{MARKER} needs the contract path: @pytest.mark.{MARKER}('model.toml')",
-                        pytrace=False)
+            pytest.fail(
+                f"@pytest.mark.{MARKER} needs the contract path: @pytest.mark.{MARKER}('model.toml')", pytrace=False
+            )
         return config.rootpath / Path(marker.kwargs.get("path", marker.args[0] if marker.args else ""))
     option = config.getoption("compile_contract")
     return config.invocation_params.dir / Path(option) if option else None

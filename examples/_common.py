@@ -1,11 +1,13 @@
 """Shared plumbing for the scenario scripts: load a contract (optionally on another backend), check, apply, print."""
+
 from __future__ import annotations
 
 import re
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 """Repository root (scripts run as `python examples/<name>.py` from anywhere)."""
@@ -31,8 +33,8 @@ def contract_path(path: str | Path, backend: str | None = None) -> Path:
 def check_and_apply(path: Path, model: Any, *, refuse: bool = True) -> tuple[Any, list[Any]]:
     """Startup: check (no probe) and apply; with `refuse`, errors stop here like `enforce()` would."""
     from contract.binding.apply import apply
-    from contract.pipeline import ContractViolation, check
     from contract.findings import has_errors
+    from contract.pipeline import ContractViolation, check
 
     _, binding, findings = check(path, model)
     if binding is None or (refuse and has_errors(findings)):
@@ -51,9 +53,11 @@ def print_findings(findings: Iterable[Any], title: str = "findings") -> None:
 def print_snapshot(snap: dict[str, dict[str, Any]], *, reasons: bool = False) -> None:
     """Per region: compiles, recompiles, graph breaks, breach state (and the last recompile reasons)."""
     for name, s in snap.items():
-        print(f"  {name:<12} compiles={s['compiles']:<3} recompiles={s['recompiles']:<3} "
-              f"graph_breaks={s['graph_breaks']:<3} breached={s['breached']} limit_hits={s.get('recompile_limit_hits', 0)} "
-              f"compile_s={s['compile_seconds']:.2f}")
+        print(
+            f"  {name:<12} compiles={s['compiles']:<3} recompiles={s['recompiles']:<3} "
+            f"graph_breaks={s['graph_breaks']:<3} breached={s['breached']} limit_hits={s.get('recompile_limit_hits', 0)} "
+            f"compile_s={s['compile_seconds']:.2f}"
+        )
         for reason in (s.get("last_reasons") or [])[-3:] if reasons else ():
             print(f"      reason: {reason[:140]}")
 
@@ -70,6 +74,8 @@ def event_logger(echo: bool = True) -> Any:
             raise structlog.DropEvent
         return event_dict
 
-    logger = structlog.wrap_logger(structlog.PrintLogger(), processors=[keep, structlog.dev.ConsoleRenderer(colors=False)])
+    logger = structlog.wrap_logger(
+        structlog.PrintLogger(), processors=[keep, structlog.dev.ConsoleRenderer(colors=False)]
+    )
     logger.events = events
     return logger

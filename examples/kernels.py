@@ -3,6 +3,7 @@
 A real engine's fused kernel is CUDA/Triton; here the kernel body is plain torch so it runs on CPU. What matters to
 `torch.compile` is the same: the op is opaque, so tracing needs a fake (meta) implementation to know output shapes.
 """
+
 from __future__ import annotations
 
 import torch

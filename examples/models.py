@@ -2,6 +2,7 @@
 
 `transformers` is an optional extra: only the Llama/Qwen2 builders import it, lazily.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,9 +17,16 @@ def llama_config(layers: int = 2, hidden: int = 64) -> Any:
     """A tiny Llama-shaped config (GQA, RoPE, SwiGLU) with the 70B's structure and toy sizes."""
     from transformers import LlamaConfig
 
-    return LlamaConfig(vocab_size=VOCAB, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
-                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                       attn_implementation="sdpa")
+    return LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        attn_implementation="sdpa",
+    )
 
 
 def build_llama(layers: int = 2, hidden: int = 64) -> nn.Module:
@@ -34,9 +42,16 @@ def build_qwen2(layers: int = 2, hidden: int = 64) -> nn.Module:
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(0)
-    cfg = Qwen2Config(vocab_size=VOCAB, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                      attn_implementation="sdpa")
+    cfg = Qwen2Config(
+        vocab_size=VOCAB,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        attn_implementation="sdpa",
+    )
     return Qwen2ForCausalLM(cfg).eval()
 
 
@@ -63,6 +78,7 @@ def decode_steps(model: nn.Module) -> Any:
 
 
 # Scenario 1: a multi-part model whose parts need different compile settings.
+
 
 class Preprocess(nn.Module):
     """Clips outliers with a data-dependent branch (`.item()`): a graph break, so the contract keeps it eager."""

@@ -4,13 +4,14 @@ One part stays eager with a reason, one compiles with `dynamic = true`, one with
 compiles only its `score` method; the default contract compiles exactly like a plain per-module `compile()`.
 Run: `python examples/scenario1_per_region.py [--backend eager]`.
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 from collections import Counter
 
-from _common import check_and_apply, contract_path, print_findings, print_snapshot  # noqa: E402  (adds repo root)
+from _common import check_and_apply, contract_path, print_findings, print_snapshot
 
 PER_REGION = "contracts/scenario1-per-region.toml"
 DEFAULT = "contracts/scenario1-default.toml"
@@ -29,8 +30,10 @@ def run_per_region(backend: str | None) -> dict:
     print_findings(findings, "startup findings")
     for name, rb in binding.regions.items():
         r = rb.region
-        print(f"  region {name:<10} state={rb.state:<8} methods={','.join(r.methods):<8} "
-              f"dynamic={r.dynamic} mode={r.mode} reason={r.reason}")
+        print(
+            f"  region {name:<10} state={rb.state:<8} methods={','.join(r.methods):<8} "
+            f"dynamic={r.dynamic} mode={r.mode} reason={r.reason}"
+        )
     with monitor.start(binding, serve=False) as mon, torch.no_grad():
         for x in pipeline_inputs():
             model(x)
@@ -57,8 +60,9 @@ def compile_counts(use_contract: bool, backend: str) -> Counter:
     with torch.no_grad():
         for x in pipeline_inputs():
             model(x)
-    return Counter(f"{m.co_name}@{m.co_firstlineno}" for m in get_compilation_metrics()
-                   if m.co_name and id(m) not in seen)
+    return Counter(
+        f"{m.co_name}@{m.co_firstlineno}" for m in get_compilation_metrics() if m.co_name and id(m) not in seen
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,10 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n== {DEFAULT} vs plain module.compile(backend={backend!r}), same inputs")
     print(f"  contract: {dict(via_contract)}\n  plain:    {dict(plain)}")
     same = via_contract == plain
-    ok = (same and snap["preprocess"]["compiles"] == 0 and snap["encoder"]["recompiles"] == 0
-          and snap["sampler"]["compiles"] >= 1)
-    print(f"\nidentical compiles: {same}; preprocess kept eager: {snap['preprocess']['compiles'] == 0}; "
-          f"encoder one graph for all lengths: {snap['encoder']['recompiles'] == 0}")
+    ok = (
+        same
+        and snap["preprocess"]["compiles"] == 0
+        and snap["encoder"]["recompiles"] == 0
+        and snap["sampler"]["compiles"] >= 1
+    )
+    print(
+        f"\nidentical compiles: {same}; preprocess kept eager: {snap['preprocess']['compiles'] == 0}; "
+        f"encoder one graph for all lengths: {snap['encoder']['recompiles'] == 0}"
+    )
     return 0 if ok else 1
 
 

@@ -4,12 +4,13 @@ Static shapes recompile every token (the monitor shows each recompile and its gu
 recompile-limit hit); the dynamic contract holds zero recompiles after warm-up; the checker warns about CUDA graphs
 with dynamic shapes. Run: `python examples/scenario2_decode.py [--backend eager]`.
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 
-from _common import check_and_apply, contract_path, print_findings, print_snapshot  # noqa: E402  (adds repo root)
+from _common import check_and_apply, contract_path, print_findings, print_snapshot
 
 STATIC = "contracts/scenario2-decode-static.toml"
 DYNAMIC = "contracts/scenario2-decode-dynamic.toml"
@@ -55,9 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n== {CUDAGRAPHS}: startup check only")
     _, _, findings = check(contract_path(CUDAGRAPHS), build_llama())
     print_findings(findings, "startup findings")
-    ok = static["layers"]["breached"] and dynamic["layers"]["budget_recompiles"] == 0 and not dynamic["layers"]["breached"]
-    print(f"\nstatic breached its budget: {static['layers']['breached']}; "
-          f"dynamic recompiles after warm-up: {dynamic['layers']['budget_recompiles']}")
+    ok = (
+        static["layers"]["breached"]
+        and dynamic["layers"]["budget_recompiles"] == 0
+        and not dynamic["layers"]["breached"]
+    )
+    print(
+        f"\nstatic breached its budget: {static['layers']['breached']}; "
+        f"dynamic recompiles after warm-up: {dynamic['layers']['budget_recompiles']}"
+    )
     return 0 if ok else 1
 
 

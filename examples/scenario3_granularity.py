@@ -4,6 +4,7 @@ The same tiny Llama runs under two contracts; the engine warms up every batch si
 serves a shuffled stream of batch sizes with zero recompiles. Prints compile time and graph count per granularity.
 Run: `python examples/scenario3_granularity.py [--backend eager] [--max-batch 4]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from _common import check_and_apply, contract_path, print_findings  # noqa: E402  (adds repo root)
+from _common import check_and_apply, contract_path, print_findings
 
 CONTRACTS = {"decoder": "contracts/scenario3-decoder.toml", "layers": "contracts/scenario3-layers.toml"}
 
@@ -78,9 +79,14 @@ def run(granularity: str, *, backend: str | None, max_batch: int, requests: int,
         engine.serve(requests)
         snap = mon.snapshot()
     (region,) = snap.values()
-    return Result(granularity=granularity, warmup_s=warmup_s, compile_s=region["compile_seconds"],
-                  graphs=region["compiles"], graph_breaks=region["graph_breaks"],
-                  recompiles_after_warm=region["budget_recompiles"])
+    return Result(
+        granularity=granularity,
+        warmup_s=warmup_s,
+        compile_s=region["compile_seconds"],
+        graphs=region["compiles"],
+        graph_breaks=region["graph_breaks"],
+        recompiles_after_warm=region["budget_recompiles"],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,11 +100,17 @@ def main(argv: list[str] | None = None) -> int:
     for granularity in CONTRACTS:
         print(f"== {CONTRACTS[granularity]}")
         results.append(run(granularity, backend=args.backend, max_batch=args.max_batch, requests=args.requests))
-    print(f"\nbackend={args.backend or 'contract'} batch sizes 1..{args.max_batch}, {args.requests} requests after warm-up")
-    print(f"{'granularity':<12} {'warm-up s':>10} {'compile s':>10} {'graphs':>7} {'breaks':>7} {'recompiles after warm':>22}")
+    print(
+        f"\nbackend={args.backend or 'contract'} batch sizes 1..{args.max_batch}, {args.requests} requests after warm-up"
+    )
+    print(
+        f"{'granularity':<12} {'warm-up s':>10} {'compile s':>10} {'graphs':>7} {'breaks':>7} {'recompiles after warm':>22}"
+    )
     for r in results:
-        print(f"{r.granularity:<12} {r.warmup_s:>10.2f} {r.compile_s:>10.2f} {r.graphs:>7} {r.graph_breaks:>7} "
-              f"{r.recompiles_after_warm:>22}")
+        print(
+            f"{r.granularity:<12} {r.warmup_s:>10.2f} {r.compile_s:>10.2f} {r.graphs:>7} {r.graph_breaks:>7} "
+            f"{r.recompiles_after_warm:>22}"
+        )
     return 0 if all(r.recompiles_after_warm == 0 for r in results) else 1
 
 

@@ -4,12 +4,13 @@ The hazard model is refused at startup by the static scan; the fixed model (a bu
 no_grad) passes; with the check skipped, the monitor shows the recompile storm, the recompile-limit hit and the
 budget breach. Run: `python examples/scenario4_moe_incident.py [--backend eager] [--steps 12]`.
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 
-from _common import contract_path, event_logger, print_findings, print_snapshot  # noqa: E402  (adds repo root)
+from _common import contract_path, event_logger, print_findings, print_snapshot
 
 HAZARD = "contracts/demo-hazard.toml"
 FIXED = "contracts/demo.toml"
@@ -17,8 +18,8 @@ FIXED = "contracts/demo.toml"
 
 def startup(path: str, build: str, backend: str | None) -> list:
     """The startup check alone: the findings an engine would refuse on."""
-    from contract.pipeline import check
     from contract.document.refs import build_model
+    from contract.pipeline import check
 
     _, _, findings = check(contract_path(path, backend), build_model(build))
     return findings
@@ -30,8 +31,8 @@ def storm(backend: str | None, steps: int, logger=None) -> dict:
 
     import monitor
     from contract.binding.apply import apply
-    from contract.pipeline import check
     from contract.demo import build_hazard_model, step
+    from contract.pipeline import check
 
     torch._dynamo.reset()
     model = build_hazard_model()
@@ -63,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     snap = storm(args.backend, args.steps, logger=event_logger())
     print_snapshot(snap, reasons=True)
     layers = snap["layers"]
-    print(f"\nstorm: {layers['recompiles']} recompiles, recompile-limit hits {layers['recompile_limit_hits']}, "
-          f"breached {layers['breached']} (on_breach={layers['on_breach']})")
+    print(
+        f"\nstorm: {layers['recompiles']} recompiles, recompile-limit hits {layers['recompile_limit_hits']}, "
+        f"breached {layers['breached']} (on_breach={layers['on_breach']})"
+    )
     return 0 if layers["breached"] and not has_errors(fixed) else 1
 
 

@@ -4,12 +4,13 @@ The block whose kernel has a fake implementation compiles with 0 graph breaks; t
 reported by the monitor with the break reason; the kernel without a fake implementation is flagged at startup
 (CC601) and, if started anyway, fails its first compiled call. Run: `python examples/scenario5_custom_ops.py`.
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 
-from _common import check_and_apply, contract_path, event_logger, print_findings, print_snapshot  # noqa: E402  (adds repo root)
+from _common import check_and_apply, contract_path, event_logger, print_findings, print_snapshot
 
 VARIANTS = {
     "kernel": ("contracts/scenario5-kernel.toml", "custom op with a fake implementation"),
@@ -68,9 +69,14 @@ def main(argv: list[str] | None = None) -> int:
         if error:
             print(f"  first request failed: {error}")
         results[variant] = (findings, snap, error)
-    ok = (results["kernel"][1]["blocks"]["graph_breaks"] == 0 and not results["kernel"][1]["blocks"]["breached"]
-          and results["item"][1]["blocks"]["graph_breaks"] > 0 and results["item"][1]["blocks"]["breached"]
-          and any(f.code == "CC601" for f in results["nofake"][0]) and results["nofake"][2] is not None)
+    ok = (
+        results["kernel"][1]["blocks"]["graph_breaks"] == 0
+        and not results["kernel"][1]["blocks"]["breached"]
+        and results["item"][1]["blocks"]["graph_breaks"] > 0
+        and results["item"][1]["blocks"]["breached"]
+        and any(f.code == "CC601" for f in results["nofake"][0])
+        and results["nofake"][2] is not None
+    )
     return 0 if ok else 1
 
 

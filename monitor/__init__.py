@@ -2,9 +2,11 @@
 
 Imports are lazy so `import monitor` stays cheap until a monitor is started.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from contract.binding.targets import Binding
@@ -13,8 +15,15 @@ if TYPE_CHECKING:
 __all__ = ["start", "Monitor", "RecompileBudgetExceeded"]
 
 
-def start(binding: "Binding", *, registry: Any = None, logger: Any = None, clock: Callable[[], float] | None = None,
-          serve: bool = True, manual_warmup: bool = False) -> "Monitor":
+def start(
+    binding: Binding,
+    *,
+    registry: Any = None,
+    logger: Any = None,
+    clock: Callable[[], float] | None = None,
+    serve: bool = True,
+    manual_warmup: bool = False,
+) -> Monitor:
     """Hook Dynamo's compile events for this binding's regions; returns the handle (also a context manager).
 
     registry/logger/clock are injectable (tests); `serve=False` never opens a port; `manual_warmup=True` counts no
@@ -24,8 +33,14 @@ def start(binding: "Binding", *, registry: Any = None, logger: Any = None, clock
 
     from monitor.runtime import Monitor
 
-    return Monitor(binding, registry=registry, logger=logger, clock=clock or time.perf_counter, serve=serve,
-                   manual_warmup=manual_warmup)
+    return Monitor(
+        binding,
+        registry=registry,
+        logger=logger,
+        clock=clock or time.perf_counter,
+        serve=serve,
+        manual_warmup=manual_warmup,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -10,13 +10,15 @@ no callback, only a WARNING on logger `torch._dynamo.convert_frame` emitted in t
 reset by shadowing that one method on the handler instance (state lives on the handler, not in this module).
 Every lookup uses getattr with a fallback so a renamed internal degrades to "unknown", never to an exception.
 """
+
 from __future__ import annotations
 
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
-from typing import Any, Callable
+from typing import Any
 
 Callback = Callable[[Any], None]
 LIMIT_LOGGER = "torch._dynamo.convert_frame"
@@ -45,7 +47,7 @@ class _Keeper:
             handler = _handler()
             with self.lock:
                 kept = list(self.kept)
-            for start, end, on_reset in kept:
+            for start, end, _ in kept:
                 handler.start_callbacks.append(start)
                 handler.end_callbacks.append(end)
             for _, _, on_reset in kept:
@@ -320,16 +322,24 @@ def _site_and_reason(entry: Any) -> tuple[str, str]:
     return site, str(getattr(entry, "reason", ""))
 
 
-CACHE_KEYS: tuple[tuple[str, str], ...] = (("fx_graph", "hit"), ("fx_graph", "miss"), ("aot_autograd", "hit"),
-                                          ("aot_autograd", "miss"))
+CACHE_KEYS: tuple[tuple[str, str], ...] = (
+    ("fx_graph", "hit"),
+    ("fx_graph", "miss"),
+    ("aot_autograd", "hit"),
+    ("aot_autograd", "miss"),
+)
 """Order of the values `cache_totals` returns."""
 
 
 def cache_totals(table: Any) -> tuple[int, int, int, int]:
     """FX-graph and AOTAutograd hit/miss totals as one tuple (cheap to compare between two compiles)."""
     ind, aot = table.get("inductor") or {}, table.get("aot_autograd") or {}
-    return (ind.get("fxgraph_cache_hit", 0), ind.get("fxgraph_cache_miss", 0), aot.get("autograd_cache_hit", 0),
-            aot.get("autograd_cache_miss", 0))
+    return (
+        ind.get("fxgraph_cache_hit", 0),
+        ind.get("fxgraph_cache_miss", 0),
+        aot.get("autograd_cache_hit", 0),
+        aot.get("autograd_cache_miss", 0),
+    )
 
 
 def is_limit_hit(record: logging.LogRecord) -> bool:
@@ -432,7 +442,6 @@ class SkippedFrames:
         fresh.reverse()
         return fresh
 
-
     def _records(self) -> Any:
         """Dynamo's deque of compilation-metrics records itself (re-read: `set_compilation_metrics_limit` swaps it)."""
         try:
@@ -479,6 +488,6 @@ def skip_reason(fail_reason: str) -> str:
     head = next((line for line in lines if line), "")
     for i, line in enumerate(lines):
         if _CHAINED in line:
-            cause = next((nxt for nxt in lines[i + 1:] if nxt), "")
+            cause = next((nxt for nxt in lines[i + 1 :] if nxt), "")
             return f"{head} -> {cause}" if cause else head
     return head

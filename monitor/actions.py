@@ -1,7 +1,9 @@
 """What the monitor does on a budget breach: alert (log + metric), eager (region falls back), fail (next call raises)."""
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from contract.binding.apply import set_eager, set_guard
 from contract.binding.targets import Binding, Target
@@ -13,17 +15,22 @@ class RecompileBudgetExceeded(RuntimeError):
     def __init__(self, region: str, count: int, budget: int, reasons: tuple[str, ...], kind: str = "recompile_budget"):
         self.region, self.count, self.budget, self.reasons, self.kind = region, count, budget, tuple(reasons), kind
         last = f"; last reason: {reasons[-1]}" if reasons else ""
-        super().__init__(f"region {region!r} exceeded its {kind.replace('_', ' ')} ({count} > {budget}){last}; "
-                         f"fix the guard failure or raise {kind} in the contract")
+        super().__init__(
+            f"region {region!r} exceeded its {kind.replace('_', ' ')} ({count} > {budget}){last}; "
+            f"fix the guard failure or raise {kind} in the contract"
+        )
 
 
 def _raiser(error: RecompileBudgetExceeded) -> Callable[[Target], Callable[..., Any]]:
     """Build, per target, a callable that raises the breach error instead of running the region."""
+
     def make(target: Target) -> Callable[..., Any]:
         def guarded(*args: Any, **kwargs: Any) -> Any:
             raise error
+
         guarded.__qualname__ = f"budget_exceeded[{target.region}:{target.path}.{target.method}]"
         return guarded
+
     return make
 
 

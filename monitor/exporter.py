@@ -1,17 +1,19 @@
 """Prometheus export: a collector that reads the ledger at scrape time, per-rank serving, snapshot and push on exit."""
+
 from __future__ import annotations
 
 import gzip
 import os
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest, push_to_gateway, start_http_server, write_to_textfile
 from prometheus_client.core import Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, gzip_accepted
-from prometheus_client.samples import Sample
 from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
 from monitor.ledger import BUCKETS, CACHES, ERROR_KINDS, Ledger
@@ -23,8 +25,11 @@ PREFIX = "torch_compile_"
 def rank_info(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """`target_info` labels: the torchrun rank identity (single-process defaults 0/0/1)."""
     env = os.environ if environ is None else environ
-    return {"rank": env.get("RANK", "0"), "local_rank": env.get("LOCAL_RANK", "0"),
-            "world_size": env.get("WORLD_SIZE", "1")}
+    return {
+        "rank": env.get("RANK", "0"),
+        "local_rank": env.get("LOCAL_RANK", "0"),
+        "world_size": env.get("WORLD_SIZE", "1"),
+    }
 
 
 _R = 3  # row offsets of Ledger.export(): reasons, caches, buckets, then the scalar tail
@@ -55,13 +60,17 @@ class _Family:
     """`name{labels} ` of every sample, rendered once."""
 
 
-def _family(name: str, doc: str, kind: str, series: list[tuple[str, dict[str, str]]],
-            values: Callable[[list[tuple], dict[str, Any]], list[float]]) -> _Family:
+def _family(
+    name: str,
+    doc: str,
+    kind: str,
+    series: list[tuple[str, dict[str, str]]],
+    values: Callable[[list[tuple], dict[str, Any]], list[float]],
+) -> _Family:
     shown = name + "_total" if kind == "counter" else name
     header = f"# HELP {shown} {_escape_doc(doc)}\n# TYPE {shown} {kind}\n"
     prefixes = tuple(f"{n}{_labels(labels)} " for n, labels in series)
-    return _Family(name=name, doc=doc, kind=kind, series=tuple(series), values=values, header=header,
-                   prefixes=prefixes)
+    return _Family(name=name, doc=doc, kind=kind, series=tuple(series), values=values, header=header, prefixes=prefixes)
 
 
 def _escape_doc(doc: str) -> str:
@@ -77,7 +86,7 @@ def _labels(labels: dict[str, str]) -> str:
 
 
 def _escape_value(value: str) -> str:
-    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"')
+    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
 
 
 def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family, ...]:
@@ -98,37 +107,78 @@ def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family,
         return lambda rows, _t: [v for row in rows for v in row[lo:hi]]
 
     fams = [
-        _family(p + "compiles", "Dynamo compiles (first compiles and recompiles) of the region's frames.",
-                "counter", *col(0, p + "compiles_total")),
-        _family(p + "recompiles", "Recompiles of a region instance, by guard-failure category.", "counter",
-                [(p + "recompiles_total", lab) for lab in by_reason], span(_R, _C)),
-        _family(p + "graph_breaks", "Graph breaks in the region's compiles.", "counter",
-                *col(1, p + "graph_breaks_total")),
-        _family(p + "cache_lookups", "FX-graph and AOTAutograd cache lookups during the region's compiles.",
-                "counter", [(p + "cache_lookups_total", lab) for lab in by_cache], span(_C, _B)),
-        _family(p + "recompile_limit_hits", "Dynamo recompile_limit hits: the frame now runs eager for new "
-                "inputs, silently.", "counter", *col(2, p + "recompile_limit_hits_total")),
+        _family(
+            p + "compiles",
+            "Dynamo compiles (first compiles and recompiles) of the region's frames.",
+            "counter",
+            *col(0, p + "compiles_total"),
+        ),
+        _family(
+            p + "recompiles",
+            "Recompiles of a region instance, by guard-failure category.",
+            "counter",
+            [(p + "recompiles_total", lab) for lab in by_reason],
+            span(_R, _C),
+        ),
+        _family(
+            p + "graph_breaks", "Graph breaks in the region's compiles.", "counter", *col(1, p + "graph_breaks_total")
+        ),
+        _family(
+            p + "cache_lookups",
+            "FX-graph and AOTAutograd cache lookups during the region's compiles.",
+            "counter",
+            [(p + "cache_lookups_total", lab) for lab in by_cache],
+            span(_C, _B),
+        ),
+        _family(
+            p + "recompile_limit_hits",
+            "Dynamo recompile_limit hits: the frame now runs eager for new inputs, silently.",
+            "counter",
+            *col(2, p + "recompile_limit_hits_total"),
+        ),
         _family(p + "compile_seconds", "Duration of the region's compile events.", "histogram", hist, _hist_values),
     ]
     for offset, name, doc in _GAUGES:
         fams.append(_family(p + name, doc, "gauge", *col(_T + offset, p + name)))
-    fams.append(_family(p + "monitor_errors", "Internal errors of the monitor, by kind.", "counter",
-                        [(p + "monitor_errors_total", {"kind": k}) for k in ERROR_KINDS],
-                        lambda _rows, t: [t["errors"].get(k, 0) for k in ERROR_KINDS]))
-    fams.append(_family(p + "warm", "1 once the engine declared itself warm (mark_warm()).", "gauge",
-                        [(p + "warm", {})], lambda _rows, t: [1 if t["warm"] else 0]))
+    fams.append(
+        _family(
+            p + "monitor_errors",
+            "Internal errors of the monitor, by kind.",
+            "counter",
+            [(p + "monitor_errors_total", {"kind": k}) for k in ERROR_KINDS],
+            lambda _rows, t: [t["errors"].get(k, 0) for k in ERROR_KINDS],
+        )
+    )
+    fams.append(
+        _family(
+            p + "warm",
+            "1 once the engine declared itself warm (mark_warm()).",
+            "gauge",
+            [(p + "warm", {})],
+            lambda _rows, t: [1 if t["warm"] else 0],
+        )
+    )
     info = [(p + "contract_info", {"contract": contract, "contract_sha256": sha})] if contract else []
-    fams.append(_family(p + "contract_info", "The contract this process enforces (always 1).", "gauge", info,
-                        lambda _rows, _t: [1] * len(info)))
+    fams.append(
+        _family(
+            p + "contract_info",
+            "The contract this process enforces (always 1).",
+            "gauge",
+            info,
+            lambda _rows, _t: [1] * len(info),
+        )
+    )
     return tuple(fams)
 
 
-_GAUGES = ((2, "recompile_budget", "Recompiles each region instance may make after warm-up."),
-           (3, "budget_recompiles", "Recompiles counted against the budget (after warm-up, max over instances)."),
-           (4, "graph_break_budget", "Distinct graph-break sites each region instance may have."),
-           (5, "budget_graph_breaks", "Distinct graph-break sites counted against the budget (max over instances)."),
-           (6, "budget_exceeded", "1 when the region exceeded a budget."),
-           (7, "eager_fallback", "1 when the monitor switched the region to eager (on_breach = eager)."))
+_GAUGES = (
+    (2, "recompile_budget", "Recompiles each region instance may make after warm-up."),
+    (3, "budget_recompiles", "Recompiles counted against the budget (after warm-up, max over instances)."),
+    (4, "graph_break_budget", "Distinct graph-break sites each region instance may have."),
+    (5, "budget_graph_breaks", "Distinct graph-break sites counted against the budget (max over instances)."),
+    (6, "budget_exceeded", "1 when the region exceeded a budget."),
+    (7, "eager_fallback", "1 when the monitor switched the region to eager (on_breach = eager)."),
+)
 """(offset after compile_seconds in a ledger row, family name, HELP) of the per-region gauges."""
 
 
@@ -150,8 +200,15 @@ class LedgerCollector(Collector):
     what `generate_latest` writes, for the metrics endpoint.
     """
 
-    def __init__(self, ledger: Ledger, *, contract: str, sha256: str, before: Callable[[], None] | None = None,
-                 on_error: Callable[[str, BaseException], None] | None = None) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        *,
+        contract: str,
+        sha256: str,
+        before: Callable[[], None] | None = None,
+        on_error: Callable[[str, BaseException], None] | None = None,
+    ) -> None:
         self._ledger, self._before, self._on_error = ledger, before, on_error
         self._layout = _layout(ledger.region_names, contract, sha256)
         self._numbers: dict[float, str] = {}
@@ -169,7 +226,9 @@ class LedgerCollector(Collector):
             families = []
             for fam in self._layout:
                 metric = Metric(fam.name, fam.doc, fam.kind)
-                metric.samples = [Sample(n, labels, v) for (n, labels), v in zip(fam.series, fam.values(rows, totals))]
+                metric.samples = [
+                    Sample(n, labels, v) for (n, labels), v in zip(fam.series, fam.values(rows, totals), strict=True)
+                ]
                 families.append(metric)
         except Exception as exc:  # never break the scrape endpoint
             self._failed(exc)
@@ -237,9 +296,16 @@ class Server:
         self.httpd.server_close()
 
 
-def serve(registry: CollectorRegistry, *, addr: str, port: int, local_rank: int = 0,
-          certfile: str | None = None, keyfile: str | None = None,
-          collector: LedgerCollector | None = None) -> Server:
+def serve(
+    registry: CollectorRegistry,
+    *,
+    addr: str,
+    port: int,
+    local_rank: int = 0,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    collector: LedgerCollector | None = None,
+) -> Server:
     """Serve the registry on addr:port+LOCAL_RANK (0: ephemeral), HTTPS when a cert is given; OSError if taken.
 
     With `collector`, plain-text scrapes of a registry holding only that collector get its pre-rendered
@@ -247,16 +313,22 @@ def serve(registry: CollectorRegistry, *, addr: str, port: int, local_rank: int 
     """
     bind = port + local_rank if port else 0
     httpd, _thread = start_http_server(bind, addr=addr, registry=registry, certfile=certfile, keyfile=keyfile)
-    if collector is not None:
-        httpd.set_app(fast_app(registry, collector, httpd.get_app()))
+    app = httpd.get_app()
+    if collector is not None and app is not None:
+        httpd.set_app(fast_app(registry, collector, app))
     return Server(httpd=httpd, port=httpd.server_port)
 
 
 def fast_app(registry: CollectorRegistry, collector: LedgerCollector, standard: Callable) -> Callable:
     """WSGI app: a GET without query whose Accept allows text 0.0.4 gets `collector.exposition()`, else `standard`."""
+
     def app(environ: dict, start_response: Callable) -> list[bytes]:
-        if (environ.get("REQUEST_METHOD") == "GET" and environ.get("PATH_INFO") != "/favicon.ico"
-                and not environ.get("QUERY_STRING") and _plain_text_ok(environ.get("HTTP_ACCEPT") or "")):
+        if (
+            environ.get("REQUEST_METHOD") == "GET"
+            and environ.get("PATH_INFO") != "/favicon.ico"
+            and not environ.get("QUERY_STRING")
+            and _plain_text_ok(environ.get("HTTP_ACCEPT") or "")
+        ):
             body = collector.exposition(registry)
             if body is not None:
                 headers = [("Content-Type", CONTENT_TYPE_PLAIN_0_0_4)]
@@ -266,6 +338,7 @@ def fast_app(registry: CollectorRegistry, collector: LedgerCollector, standard: 
                 start_response("200 OK", headers)
                 return [body]
         return standard(environ, start_response)
+
     return app
 
 
@@ -293,8 +366,9 @@ class _Ranked(Collector):
     def collect(self) -> Iterator[Metric]:
         for family in self._registry.collect():
             ranked = Metric(family.name, family.documentation, family.type, family.unit)
-            ranked.samples = [s if "rank" in s.labels else s._replace(labels={**s.labels, "rank": self._rank})
-                              for s in family.samples]
+            ranked.samples = [
+                s if "rank" in s.labels else s._replace(labels={**s.labels, "rank": self._rank}) for s in family.samples
+            ]
             yield ranked
 
 
@@ -312,5 +386,10 @@ def write_snapshot(registry: CollectorRegistry, path: str, rank: str) -> str:
 def push(registry: CollectorRegistry, url: str, *, contract: str, rank: str, timeout: float) -> None:
     """Push the final snapshot to a Pushgateway with a short timeout, grouped by contract and rank (the Pushgateway
     adds both as labels, so ranks and jobs never overwrite each other)."""
-    push_to_gateway(url, job="torch_compile_contract", registry=registry,
-                    grouping_key={"contract": contract, "rank": rank}, timeout=timeout)
+    push_to_gateway(
+        url,
+        job="torch_compile_contract",
+        registry=registry,
+        grouping_key={"contract": contract, "rank": rank},
+        timeout=timeout,
+    )

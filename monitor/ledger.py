@@ -1,11 +1,13 @@
 """The one place the monitor's state lives: fixed-size per-region stats behind one lock, no per-event lists."""
+
 from __future__ import annotations
 
 import threading
 from bisect import bisect_left
 from collections import OrderedDict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from contract.document.schema import Region
 from monitor.reasons import CATEGORIES
@@ -59,7 +61,8 @@ class RegionStats:
     compile_events: int = 0
     buckets: list[int] = field(default_factory=lambda: [0] * len(BUCKETS))
     cache: dict[tuple[str, str], int] = field(
-        default_factory=lambda: {(c, r): 0 for c in CACHES for r in ("hit", "miss")})
+        default_factory=lambda: {(c, r): 0 for c in CACHES for r in ("hit", "miss")}
+    )
     limit_hits: int = 0
     budget_recompiles: int = 0
     budget_graph_breaks: int = 0
@@ -80,7 +83,7 @@ class Outcome(NamedTuple):
     """This instance had compiled this frame before."""
     counted: bool
     """The recompile counts against the budget (warm-up is over)."""
-    count: int
+    budget_recompiles: int
     """The instance's recompiles counted against the budget."""
     breach: str | None
     """The budget this compile newly exceeded, if any."""
@@ -109,9 +112,15 @@ class Ledger:
         """Region names in contract order."""
         return tuple(self._regions)
 
-    def record_compile(self, region: str, instance: int, compile_id: str, seconds: float,
-                       breaks: tuple[tuple[str, str], ...] = (),
-                       cache: dict[tuple[str, str], int] | None = None) -> Outcome:
+    def record_compile(
+        self,
+        region: str,
+        instance: int,
+        compile_id: str,
+        seconds: float,
+        breaks: tuple[tuple[str, str], ...] = (),
+        cache: dict[tuple[str, str], int] | None = None,
+    ) -> Outcome:
         """Count one compile for its instance; decide recompile, warm-up and budget breach (reason comes later).
 
         `breaks` holds (site, reason) of each graph break this compile made.
@@ -139,8 +148,14 @@ class Ledger:
                 inst.budget_recompiles += 1
                 rs.budget_recompiles = max(rs.budget_recompiles, inst.budget_recompiles)
             breach = self._breach(rs, inst)
-            return Outcome(recompile, counted, inst.budget_recompiles, breach,
-                           breach is not None and len(rs.breaches) == 1, len(inst.break_sites))
+            return Outcome(
+                recompile,
+                counted,
+                inst.budget_recompiles,
+                breach,
+                breach is not None and len(rs.breaches) == 1,
+                len(inst.break_sites),
+            )
 
     def record_skipped_frame(self, region: str, instance: int, site: str, breaks_counted: int) -> Outcome:
         """A compile whose frame Dynamo skipped (runs eager): one graph-break site (a graph break too, unless that
@@ -153,8 +168,14 @@ class Ledger:
                 rs.graph_breaks += 1
             self._add_sites(rs, inst, [f"skipped {site}"])
             breach = self._breach(rs, inst)
-            return Outcome(False, False, inst.budget_recompiles, breach, breach is not None and len(rs.breaches) == 1,
-                           len(inst.break_sites))
+            return Outcome(
+                False,
+                False,
+                inst.budget_recompiles,
+                breach,
+                breach is not None and len(rs.breaches) == 1,
+                len(inst.break_sites),
+            )
 
     @staticmethod
     def _instance(rs: RegionStats, instance: int) -> InstanceStats:
@@ -231,8 +252,9 @@ class Ledger:
         with self._lock:
             return self._ids.get(compile_id)
 
-    def record_aux(self, region: str, trigger: str, seconds: float,
-                   cache: dict[tuple[str, str], int] | None = None) -> None:
+    def record_aux(
+        self, region: str, trigger: str, seconds: float, cache: dict[tuple[str, str], int] | None = None
+    ) -> None:
         """Compile work that is not a Dynamo frame compile: lazy backward (with its cache lookups), CUDA graphs."""
         with self._lock:
             rs = self._regions[region]
@@ -298,10 +320,25 @@ class Ledger:
     def export(self) -> tuple[list[tuple], dict[str, Any]]:
         """One consistent read for the exporter: a flat row per region (contract order, `EXPORT_FIELDS`) + totals."""
         with self._lock:
-            rows = [(rs.compiles, rs.graph_breaks, rs.limit_hits, *rs.by_reason.values(), *rs.cache.values(),
-                     *rs.buckets, rs.compile_events, rs.compile_seconds, rs.region.recompile_budget,
-                     rs.budget_recompiles, rs.region.graph_break_budget, rs.budget_graph_breaks,
-                     1 if rs.breaches else 0, 1 if rs.eager_fallback else 0) for rs in self._regions.values()]
+            rows = [
+                (
+                    rs.compiles,
+                    rs.graph_breaks,
+                    rs.limit_hits,
+                    *rs.by_reason.values(),
+                    *rs.cache.values(),
+                    *rs.buckets,
+                    rs.compile_events,
+                    rs.compile_seconds,
+                    rs.region.recompile_budget,
+                    rs.budget_recompiles,
+                    rs.region.graph_break_budget,
+                    rs.budget_graph_breaks,
+                    1 if rs.breaches else 0,
+                    1 if rs.eager_fallback else 0,
+                )
+                for rs in self._regions.values()
+            ]
             return rows, self._totals()
 
     def totals(self) -> dict[str, Any]:
@@ -310,25 +347,40 @@ class Ledger:
             return self._totals()
 
     def _totals(self) -> dict[str, Any]:
-        return {"warm": self.warm, "errors": dict(self.errors), "unattributed": self.unattributed,
-                "resets": self.resets}
+        return {
+            "warm": self.warm,
+            "errors": dict(self.errors),
+            "unattributed": self.unattributed,
+            "resets": self.resets,
+        }
 
 
 def _region_dict(rs: RegionStats) -> dict[str, Any]:
     r = rs.region
     return {
-        "compiles": rs.compiles, "recompiles": rs.recompiles, "graph_breaks": rs.graph_breaks,
+        "compiles": rs.compiles,
+        "recompiles": rs.recompiles,
+        "graph_breaks": rs.graph_breaks,
         "skipped_frames": rs.skipped_frames,
-        "breached": bool(rs.breaches), "eager_fallback": rs.eager_fallback,
-        "compile_seconds": rs.compile_seconds, "budget_recompiles": rs.budget_recompiles,
+        "breached": bool(rs.breaches),
+        "eager_fallback": rs.eager_fallback,
+        "compile_seconds": rs.compile_seconds,
+        "budget_recompiles": rs.budget_recompiles,
         "budget_graph_breaks": rs.budget_graph_breaks,
-        "recompile_budget": r.recompile_budget, "graph_break_budget": r.graph_break_budget,
-        "on_breach": r.on_breach, "breaches": list(rs.breaches), "fail_armed": rs.fail_armed,
-        "recompile_limit_hits": rs.limit_hits, "recompiles_by_reason": dict(rs.by_reason),
+        "recompile_budget": r.recompile_budget,
+        "graph_break_budget": r.graph_break_budget,
+        "on_breach": r.on_breach,
+        "breaches": list(rs.breaches),
+        "fail_armed": rs.fail_armed,
+        "recompile_limit_hits": rs.limit_hits,
+        "recompiles_by_reason": dict(rs.by_reason),
         "cache": {c: {res: rs.cache[(c, res)] for res in ("hit", "miss")} for c in CACHES},
-        "compile_events": rs.compile_events, "compile_seconds_buckets": list(rs.buckets),
-        "backward_compiles": rs.backward_compiles, "cudagraph_recordings": rs.cudagraph_recordings,
-        "instances": len(rs.instances), "last_reasons": list(rs.last_reasons),
+        "compile_events": rs.compile_events,
+        "compile_seconds_buckets": list(rs.buckets),
+        "backward_compiles": rs.backward_compiles,
+        "cudagraph_recordings": rs.cudagraph_recordings,
+        "instances": len(rs.instances),
+        "last_reasons": list(rs.last_reasons),
     }
 
 

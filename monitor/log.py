@@ -1,10 +1,12 @@
 """structlog setup for the monitor: JSON off a TTY, console on one, routed through stdlib `logging`."""
+
 from __future__ import annotations
 
 import logging
 import os
 import sys
-from typing import Any, Mapping, TextIO
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 import structlog
 
@@ -44,7 +46,10 @@ def make_logger(fmt: str = "auto", *, stream: TextIO | None = None, environ: Map
         std.addHandler(handler)
     if std.level == logging.NOTSET:
         std.setLevel(logging.INFO)
-    processors = [structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
-                  renderer(fmt, stream)]
+    processors = [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        renderer(fmt, stream),
+    ]
     log = structlog.wrap_logger(std, processors=processors, wrapper_class=structlog.stdlib.BoundLogger)
     return log.bind(**rank_fields(environ))

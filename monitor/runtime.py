@@ -1,12 +1,14 @@
 """The monitor handle: Dynamo hooks -> attribution -> ledger -> logs, budget actions and metrics."""
+
 from __future__ import annotations
 
 import atexit
 import logging
 import os
 import time
+from collections.abc import Callable, Mapping
 from threading import get_ident
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 
@@ -18,7 +20,6 @@ from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.reasons import categorize, short
 from monitor.sigterm import SigtermExport
-
 
 TARGET_CACHE = 4096
 """Compiled callables remembered with their contract target (the attribution cache)."""
@@ -44,9 +45,17 @@ class _LimitHandler(logging.Handler):
 class Monitor:
     """Runtime monitor of one bound model; use `monitor.start()` to build it."""
 
-    def __init__(self, binding: Binding, *, registry: CollectorRegistry | None = None, logger: Any = None,
-                 clock: Callable[[], float] = time.perf_counter, serve: bool = True, manual_warmup: bool = False,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        binding: Binding,
+        *,
+        registry: CollectorRegistry | None = None,
+        logger: Any = None,
+        clock: Callable[[], float] = time.perf_counter,
+        serve: bool = True,
+        manual_warmup: bool = False,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self.binding = binding
         spec = binding.contract.monitor
         self.ledger = Ledger((rb.region for rb in binding.regions.values()), manual_warmup=manual_warmup)
@@ -72,9 +81,13 @@ class Monitor:
         self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
         if not self.registry.get_target_info():
             self.registry.set_target_info(self._env)
-        self._collector = LedgerCollector(self.ledger, contract=binding.contract.name,
-                                          sha256=binding.contract.sha256, before=self._refresh,
-                                          on_error=self._error)
+        self._collector = LedgerCollector(
+            self.ledger,
+            contract=binding.contract.name,
+            sha256=binding.contract.sha256,
+            before=self._refresh,
+            on_error=self._error,
+        )
         self.registry.register(self._collector)
         self._limit = _LimitHandler(self._guard(self._on_limit_hit))
         self._start_cb, self._end_cb = self._on_start, self._on_end  # each catches its own exceptions
@@ -83,8 +96,9 @@ class Monitor:
         self.server: Server | None = self._serve() if serve else None
         atexit.register(self.stop)
         self._sigterm = self._on_sigterm()
-        self._say("info", "monitor_started", contract=binding.contract.name, regions=len(binding.regions),
-                  port=self.port)
+        self._say(
+            "info", "monitor_started", contract=binding.contract.name, regions=len(binding.regions), port=self.port
+        )
 
     # -- public handle ---------------------------------------------------------------------------------------
     @property
@@ -138,7 +152,7 @@ class Monitor:
             self.server.close()
         self._say("info", "monitor_stopped", summary=_summary(self.ledger.snapshot()))
 
-    def __enter__(self) -> "Monitor":
+    def __enter__(self) -> Monitor:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -147,8 +161,10 @@ class Monitor:
     # -- Dynamo hooks (run only when Dynamo compiles; never on a cache hit) ----------------------------------
     def _guard(self, fn: Callable[..., None]) -> Callable[..., None]:
         """Wrap a hook so an exception is counted and logged once, never raised into the user's step."""
+
         def hook(*args: Any) -> None:
             self._run_hook(fn, *args)
+
         return hook
 
     def _run_hook(self, fn: Callable[..., None], *args: Any) -> None:
@@ -236,7 +252,7 @@ class Monitor:
         now_cache = _dynamo.cache_totals(self._counters)
         if now_cache == self._cache_seen:
             return breaks, None
-        cache = {k: n - b for k, n, b in zip(_dynamo.CACHE_KEYS, now_cache, self._cache_seen) if n > b}
+        cache = {k: n - b for k, n, b in zip(_dynamo.CACHE_KEYS, now_cache, self._cache_seen, strict=True) if n > b}
         self._cache_seen = now_cache
         return breaks, cache
 
@@ -255,20 +271,55 @@ class Monitor:
         self.ledger.record_reason(target.region, category, text)
         return text, category
 
-    def _after(self, target: Target, cid: str, seconds: float, out: Outcome, reason: str | None,
-               category: str | None, breaks: tuple[tuple[str, str], ...], cache: dict | None) -> None:
+    def _after(
+        self,
+        target: Target,
+        cid: str,
+        seconds: float,
+        out: Outcome,
+        reason: str | None,
+        category: str | None,
+        breaks: tuple[tuple[str, str], ...],
+        cache: dict | None,
+    ) -> None:
         """Log lines (the per-compile info line only when that level is on) and the breach action."""
         if self._info_on is None or self._info_on(logging.INFO):
             hits = {f"{c}_{r}": n for (c, r), n in cache.items() if n} if cache else {}
-            self._say("info", "compile", region=target.region, module=target.path or "<root>", method=target.method,
-                      compile_id=cid, seconds=seconds, recompile=out.recompile, **hits)
+            self._say(
+                "info",
+                "compile",
+                region=target.region,
+                module=target.path or "<root>",
+                method=target.method,
+                compile_id=cid,
+                seconds=seconds,
+                recompile=out.recompile,
+                **hits,
+            )
         if out.recompile:
             budget = self.binding.regions[target.region].region.recompile_budget
-            self._say("warning", "recompile", region=target.region, module=target.path or "<root>", reason=category,
-                      guard=reason, count=out.count, budget=budget, counted=out.counted)
+            self._say(
+                "warning",
+                "recompile",
+                region=target.region,
+                module=target.path or "<root>",
+                reason=category,
+                guard=reason,
+                count=out.budget_recompiles,
+                budget=budget,
+                counted=out.counted,
+            )
         for site, text in breaks:
-            self._say("warning", "graph_break", region=target.region, compile_id=cid, site=site,
-                      reason=short(text, 200), sites=out.break_sites, skipped_frame=False)
+            self._say(
+                "warning",
+                "graph_break",
+                region=target.region,
+                compile_id=cid,
+                site=site,
+                reason=short(text, 200),
+                sites=out.break_sites,
+                skipped_frame=False,
+            )
         if out.breach is not None:
             self._breach(target.region, out)
 
@@ -276,15 +327,23 @@ class Monitor:
         """One error line per breach; the region's on_breach action runs once (fail only arms the next call)."""
         settings = self.binding.regions[region].region
         if out.breach == "recompile_budget":
-            count, budget = out.count, settings.recompile_budget
+            count, budget = out.budget_recompiles, settings.recompile_budget
         else:
             count, budget = out.break_sites, settings.graph_break_budget
         last = self.ledger.last_reasons(region)
         error = RecompileBudgetExceeded(region, count, budget, last, out.breach or "")
         action = act(self.binding, region, settings.on_breach, error) if out.first_breach else "already_taken"
         self.ledger.set_action(region, eager=action == "eager", fail=action == "fail")
-        self._say("error", "budget_exceeded", region=region, budget_kind=out.breach, count=count, budget=budget,
-                  action=action, last_reasons=list(last[-3:]))
+        self._say(
+            "error",
+            "budget_exceeded",
+            region=region,
+            budget_kind=out.breach,
+            count=count,
+            budget=budget,
+            action=action,
+            last_reasons=list(last[-3:]),
+        )
 
     def _check_skipped(self) -> None:
         """Read Dynamo's metrics records of past compiles: frames it gave up on (they run eager: a graph-break site
@@ -292,11 +351,20 @@ class Monitor:
         skipped, limits = self._skipped.collect()
         for (target, cid, n_breaks), fail_type, fail_reason in skipped:
             why = _dynamo.skip_reason(fail_reason)
-            out = self.ledger.record_skipped_frame(target.region, id(target.module),
-                                                   f"{cid.rpartition('/')[0]} {why[:200]}", n_breaks)
-            self._say("warning", "graph_break", region=target.region, compile_id=cid, skipped_frame=True,
-                      fail_type=fail_type, reason=short(why, 200), sites=out.break_sites,
-                      effect="Dynamo skipped this frame: it runs eager")
+            out = self.ledger.record_skipped_frame(
+                target.region, id(target.module), f"{cid.rpartition('/')[0]} {why[:200]}", n_breaks
+            )
+            self._say(
+                "warning",
+                "graph_break",
+                region=target.region,
+                compile_id=cid,
+                skipped_frame=True,
+                fail_type=fail_type,
+                reason=short(why, 200),
+                sites=out.break_sites,
+                effect="Dynamo skipped this frame: it runs eager",
+            )
             if out.breach is not None:
                 self._breach(target.region, out)
         for cid, fail_reason in limits:
@@ -318,8 +386,16 @@ class Monitor:
             self._limit_ids.add(cid)
         self.ledger.record_limit_hit(region, reason)
         where = {"module": target.path or "<root>", "method": target.method} if target is not None else {}
-        self._say("error", "recompile_limit_hit", region=region, compile_id=cid, **where, last_reason=reason,
-                  source=source, effect="Dynamo runs this frame eager for new inputs from now on")
+        self._say(
+            "error",
+            "recompile_limit_hit",
+            region=region,
+            compile_id=cid,
+            **where,
+            last_reason=reason,
+            source=source,
+            effect="Dynamo runs this frame eager for new inputs from now on",
+        )
 
     def _on_reset(self) -> None:
         self._check_skipped()  # records of compiles before the reset are still there; their ids restart now
@@ -349,13 +425,25 @@ class Monitor:
         key = str(contract.resolve_path(spec.tls_key)) if spec.tls_key else None
         local_rank = int(self._env["local_rank"]) if self._env["local_rank"].isdigit() else 0
         try:
-            return serve(self.registry, addr=spec.addr, port=spec.port, local_rank=local_rank, certfile=cert,
-                         keyfile=key, collector=self._collector)
+            return serve(
+                self.registry,
+                addr=spec.addr,
+                port=spec.port,
+                local_rank=local_rank,
+                certfile=cert,
+                keyfile=key,
+                collector=self._collector,
+            )
         except OSError as exc:
             self.ledger.error("port_in_use")
-            self._say("error", "metrics_port_unavailable", addr=spec.addr,
-                      port=spec.port + local_rank if spec.port else 0, error=exc.strerror or str(exc),
-                      effect="training goes on without a metrics endpoint")
+            self._say(
+                "error",
+                "metrics_port_unavailable",
+                addr=spec.addr,
+                port=spec.port + local_rank if spec.port else 0,
+                error=exc.strerror or str(exc),
+                effect="training goes on without a metrics endpoint",
+            )
             return None
 
     def _on_sigterm(self) -> SigtermExport | None:
@@ -378,19 +466,28 @@ class Monitor:
             return
         if spec.snapshot_path:
             try:
-                path = write_snapshot(self.registry, str(self.binding.contract.resolve_path(spec.snapshot_path)),
-                                      self._env["rank"])
+                path = write_snapshot(
+                    self.registry, str(self.binding.contract.resolve_path(spec.snapshot_path)), self._env["rank"]
+                )
                 self._say("info", "metrics_snapshot_written", path=path)
             except Exception as exc:
                 self._error("snapshot", exc)
         if spec.pushgateway:
             try:
-                push(self.registry, spec.pushgateway, contract=self.binding.contract.name, rank=self._env["rank"],
-                     timeout=spec.push_timeout_s)
+                push(
+                    self.registry,
+                    spec.pushgateway,
+                    contract=self.binding.contract.name,
+                    rank=self._env["rank"],
+                    timeout=spec.push_timeout_s,
+                )
             except Exception as exc:
                 self._error("push", exc)
 
 
 def _summary(snap: dict[str, dict[str, Any]]) -> dict[str, str]:
-    return {r: f"compiles={s['compiles']} recompiles={s['recompiles']} graph_breaks={s['graph_breaks']}"
-               f"{' BREACHED' if s['breached'] else ''}" for r, s in snap.items()}
+    return {
+        r: f"compiles={s['compiles']} recompiles={s['recompiles']} graph_breaks={s['graph_breaks']}"
+        f"{' BREACHED' if s['breached'] else ''}"
+        for r, s in snap.items()
+    }

@@ -1,10 +1,12 @@
 """Final export on SIGTERM: with Python's default SIGTERM action the process dies without running atexit."""
+
 from __future__ import annotations
 
 import os
 import signal
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class SigtermExport:
@@ -17,8 +19,9 @@ class SigtermExport:
     needs (the ledger's), and a hung push must not keep a terminated job alive.
     """
 
-    def __init__(self, export: Callable[[], None], timeout_s: float,
-                 on_error: Callable[[BaseException], None] | None = None) -> None:
+    def __init__(
+        self, export: Callable[[], None], timeout_s: float, on_error: Callable[[BaseException], None] | None = None
+    ) -> None:
         self._export, self._timeout_s, self._on_error = export, timeout_s, on_error
         self._previous: Any = None
         self._installed = False
@@ -57,6 +60,7 @@ class SigtermExport:
 
     def _run_export(self) -> None:
         """The export in a helper thread, waited for at most `timeout_s`; any failure goes to on_error."""
+
         def run() -> None:
             try:
                 self._export()

@@ -1,4 +1,5 @@
 """The test suite."""
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

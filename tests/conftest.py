@@ -1,8 +1,9 @@
 """Shared fixtures: a contract writer and clean Dynamo state around every test."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -10,10 +11,12 @@ import pytest
 @pytest.fixture
 def write_contract(tmp_path: Path) -> Callable[[str], Path]:
     """Write a contract document into tmp_path and return its path."""
+
     def write(text: str, name: str = "contract.toml") -> Path:
         path = tmp_path / name
         path.write_text(text)
         return path
+
     return write
 
 
@@ -45,9 +48,24 @@ class RedisServer:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.password = extra[extra.index("--requirepass") + 1] if "--requirepass" in extra else None
-        self.proc = subprocess.Popen([exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                      "--appendonly", "no", "--daemonize", "no", *extra],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [
+                exe,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+                *extra,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while ping_redis("127.0.0.1", self.port, password=self.password, timeout_s=0.5) is not None:
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -78,6 +96,7 @@ def start_redis():
     def start(*extra: str) -> RedisServer:
         servers.append(RedisServer(*extra))
         return servers[-1]
+
     yield start
     for server in servers:
         server.stop()
@@ -96,11 +115,14 @@ def tmpfs(tmp_path: Path):
             pytest.skip("mounting a real tmpfs needs root")
         point = tmp_path / f"tmpfs{len(mounted)}"
         point.mkdir()
-        res = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)], capture_output=True, text=True)
+        res = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)], capture_output=True, text=True
+        )
         if res.returncode != 0:
             pytest.skip(f"cannot mount tmpfs here: {res.stderr.strip()}")
         mounted.append(point)
         return point
+
     yield mount
     for point in reversed(mounted):
         subprocess.run(["umount", str(point)], check=False)

@@ -1,4 +1,5 @@
 """The compile-contract CLI: linter-style text, stable JSON, exit codes 0/1/2, rules and explain."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,6 @@ from contract.cli import main
 from contract.report.catalog import RULES
 from tests import ROOT
 from tests.report.test_catalog import EXAMPLES
-
 
 BROKEN = """
 [contract]
@@ -44,8 +44,10 @@ def test_demo_contract_passes_with_a_clean_report(capsys) -> None:
 
 
 def test_the_summary_counts_one_region_and_one_method_in_the_singular(write_contract, capsys) -> None:
-    path = write_contract('[contract]\nname = "g"\nmodel = "example_models:build"\n[[region]]\nname = "h"\n'
-                          'module = "head"\nbackend = "eager"\n')
+    path = write_contract(
+        '[contract]\nname = "g"\nmodel = "example_models:build"\n[[region]]\nname = "h"\n'
+        'module = "head"\nbackend = "eager"\n'
+    )
     assert main(["check", str(path)]) == 0
     assert capsys.readouterr().out.splitlines()[0].endswith("(1 region, 1 module method)")
 
@@ -69,11 +71,15 @@ print("exports", sorted(contract.__all__))
 
 def test_the_readme_engine_snippet_runs_in_a_fresh_interpreter() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHINDUCTOR_", "TORCH_COMPILE_"))}
-    proc = subprocess.run([sys.executable, "-c", README_SNIPPET], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", README_SNIPPET], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.splitlines() == ["applied ['layers', 'lm_head']", "refused ['CC301']",
-                                        "exports ['Binding', 'ContractFileError', 'ContractViolation', 'enforce']"]
+    assert proc.stdout.splitlines() == [
+        "applied ['layers', 'lm_head']",
+        "refused ['CC301']",
+        "exports ['Binding', 'ContractFileError', 'ContractViolation', 'enforce']",
+    ]
 
 
 def test_json_stays_parseable_when_the_model_and_step_print_to_stdout(tmp_path, write_contract) -> None:
@@ -81,31 +87,39 @@ def test_json_stays_parseable_when_the_model_and_step_print_to_stdout(tmp_path, 
         "import subprocess, torch\nfrom torch import nn\n\n"
         "def build():\n    print('loading weights')\n    subprocess.run(['echo', 'from a child process'])\n"
         "    return nn.Linear(4, 4)\n\n"
-        "def step(model, i):\n    print('step', i)\n    return model(torch.ones(2, 4))\n")
-    path = write_contract('[contract]\nname = "n"\nmodel = "noisy:build"\nstep = "noisy:step"\n'
-                          '[[region]]\nname = "all"\nmodule = ""\nbackend = "eager"\n[probe]\nsteps = 2\n')
+        "def step(model, i):\n    print('step', i)\n    return model(torch.ones(2, 4))\n"
+    )
+    path = write_contract(
+        '[contract]\nname = "n"\nmodel = "noisy:build"\nstep = "noisy:step"\n'
+        '[[region]]\nname = "all"\nmodule = ""\nbackend = "eager"\n[probe]\nsteps = 2\n'
+    )
     exe = Path(sys.executable).with_name("compile-contract")
-    proc = subprocess.run([str(exe), "check", str(path), "--format", "json"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [str(exe), "check", str(path), "--format", "json"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     report = json.loads(proc.stdout)
     assert proc.returncode == 0 and report["ok"] is True and report["regions"] == {"all": ["<root>.forward"]}
     assert "loading weights" in proc.stderr and "from a child process" in proc.stderr and "step 1" in proc.stderr
 
 
 def test_a_claimed_property_that_raises_is_a_cc503_finding_not_a_traceback(tmp_path, write_contract, capsys) -> None:
-    path = write_contract('[contract]\nname = "p"\nmodel = "CC503_method_raises:build"\n[[region]]\n'
-                          'name = "root"\nmodule = ""\nmethods = ["generate"]\nbackend = "eager"\n')
+    path = write_contract(
+        '[contract]\nname = "p"\nmodel = "CC503_method_raises:build"\n[[region]]\n'
+        'name = "root"\nmodule = ""\nmethods = ["generate"]\nbackend = "eager"\n'
+    )
     assert main(["check", str(path), "--format", "json"]) == 1
     [f] = json.loads(capsys.readouterr().out)["findings"]
     assert (f["code"], f["location"]) == ("CC503", "region[0].methods")
     assert "RuntimeError: generation config not loaded" in f["message"]
 
 
-def test_an_unexpected_exception_is_one_internal_error_line_and_exit_2(tmp_path, write_contract, capsys,
-                                                                         monkeypatch) -> None:
+def test_an_unexpected_exception_is_one_internal_error_line_and_exit_2(
+    tmp_path, write_contract, capsys, monkeypatch
+) -> None:
     (tmp_path / "odd_model.py").write_text(
         "from torch import nn\n\nclass Odd(nn.Linear):\n    def named_modules(self, *a, **k):\n"
-        "        raise RuntimeError('registry\\nunavailable')\n\ndef build():\n    return Odd(2, 2)\n")
+        "        raise RuntimeError('registry\\nunavailable')\n\ndef build():\n    return Odd(2, 2)\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     path = write_contract('[contract]\nname = "o"\nmodel = "odd_model:build"\n[[region]]\nname = "r"\nmodule = ""\n')
     assert main(["check", str(path)]) == 2
@@ -144,12 +158,15 @@ def test_json_output_has_stable_keys(write_contract, capsys) -> None:
     assert all(set(f) == {"code", "severity", "location", "message", "fix"} for f in report["findings"])
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["check", "/nonexistent/contract.toml"], "no such contract file"),
-    (["check", "{good}", "--model", "no_such_pkg:build"], "cannot import 'no_such_pkg'"),
-    (["check", "{good}", "--model", "example_models:nothing"], "has no attribute 'nothing'"),
-    (["explain", "CC999"], "unknown rule code"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["check", "/nonexistent/contract.toml"], "no such contract file"),
+        (["check", "{good}", "--model", "no_such_pkg:build"], "cannot import 'no_such_pkg'"),
+        (["check", "{good}", "--model", "example_models:nothing"], "has no attribute 'nothing'"),
+        (["explain", "CC999"], "unknown rule code"),
+    ],
+)
 def test_usage_errors_exit_2_with_one_line(args, needle, write_contract, capsys) -> None:
     good = write_contract('[contract]\nname = "g"\n[[region]]\nname = "l"\nmodule = "layers.*"\n')
     assert main([a.replace("{good}", str(good)) for a in args]) == 2

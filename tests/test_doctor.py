@@ -1,4 +1,5 @@
 """`compile-contract doctor`, the sample launcher, and refusal through the real CLI in real subprocesses."""
+
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests import ROOT
 
 CLI = str(Path(sys.executable).parent / "compile-contract")
@@ -15,8 +17,9 @@ CLEAN = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHINDUCTOR
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([CLI, *args], cwd=ROOT, env={**CLEAN, **(env or {})}, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [CLI, *args], cwd=ROOT, env={**CLEAN, **(env or {})}, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def json_codes(proc: subprocess.CompletedProcess) -> set[str]:
@@ -24,8 +27,10 @@ def json_codes(proc: subprocess.CompletedProcess) -> set[str]:
 
 
 def test_doctor_passes_the_demo_contract_without_importing_torch() -> None:
-    code = ("import sys; from contract.cli import main; rc = main(['doctor', 'contracts/demo.toml']); "
-            "assert not any(m == 'torch' or m.startswith('torch.') for m in sys.modules), 'torch imported'; sys.exit(rc)")
+    code = (
+        "import sys; from contract.cli import main; rc = main(['doctor', 'contracts/demo.toml']); "
+        "assert not any(m == 'torch' or m.startswith('torch.') for m in sys.modules), 'torch imported'; sys.exit(rc)"
+    )
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=CLEAN, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout == "doctor passed: contracts/demo.toml\n"
@@ -47,11 +52,15 @@ def test_doctor_text_output_names_doctor_when_it_fails() -> None:
     assert res.stdout.startswith("doctor failed: 1 finding in contracts/demo.toml (1 error, 0 warnings)\n")
 
 
-@pytest.mark.parametrize("env, expected", [
-    ({"TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}, [("CC208", "TORCHINDUCTOR_FX_GRAPH_CACHE")]),
-    ({"TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}, [("CC208", "TORCHINDUCTOR_AUTOGRAD_CACHE")]),
-    ({"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}, [("CC208", "TORCHINDUCTOR_FORCE_DISABLE_CACHES")] * 2),
-], ids=["fx-graph-cache-off", "autograd-cache-off", "force-disable-caches"])
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        ({"TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}, [("CC208", "TORCHINDUCTOR_FX_GRAPH_CACHE")]),
+        ({"TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}, [("CC208", "TORCHINDUCTOR_AUTOGRAD_CACHE")]),
+        ({"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}, [("CC208", "TORCHINDUCTOR_FORCE_DISABLE_CACHES")] * 2),
+    ],
+    ids=["fx-graph-cache-off", "autograd-cache-off", "force-disable-caches"],
+)
 def test_the_demo_contract_fails_when_a_cache_it_requires_is_turned_off(env, expected) -> None:
     res = cli("doctor", "contracts/demo.toml", "--format", "json", env=env)
     assert res.returncode == 1
@@ -60,13 +69,21 @@ def test_the_demo_contract_fails_when_a_cache_it_requires_is_turned_off(env, exp
 
 def test_the_demo_contract_fails_when_a_file_stands_where_the_cache_dir_should_be(tmp_path) -> None:
     (tmp_path / "file").write_text("x")
-    res = cli("doctor", "contracts/demo.toml", "--format", "json",
-              env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "file" / "inductor")})
+    res = cli(
+        "doctor",
+        "contracts/demo.toml",
+        "--format",
+        "json",
+        env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "file" / "inductor")},
+    )
     assert res.returncode == 1 and json_codes(res) == {"CC203"}
 
 
-@pytest.mark.parametrize("options, code", [("size=1m,ro", "CC203"), ("size=1m", "CC206"), ("size=1g,noexec", "CC205")],
-                         ids=["read-only", "full", "noexec"])
+@pytest.mark.parametrize(
+    "options, code",
+    [("size=1m,ro", "CC203"), ("size=1m", "CC206"), ("size=1g,noexec", "CC205")],
+    ids=["read-only", "full", "noexec"],
+)
 def test_the_demo_contract_fails_on_a_broken_cache_filesystem(options, code, tmpfs) -> None:
     mnt = tmpfs(options)
     res = cli("doctor", "contracts/demo.toml", "--format", "json", env={"TORCHINDUCTOR_CACHE_DIR": str(mnt / "ind")})
@@ -86,7 +103,8 @@ def test_doctor_predicts_a_required_cache_disabled_by_the_environment(write_cont
     res = cli("doctor", str(path), "--format", "json", env={"TORCHINDUCTOR_AUTOGRAD_CACHE": "0"})
     assert res.returncode == 1
     assert [(f["code"], f["location"]) for f in json.loads(res.stdout)["findings"]] == [
-        ("CC208", "TORCHINDUCTOR_AUTOGRAD_CACHE")]
+        ("CC208", "TORCHINDUCTOR_AUTOGRAD_CACHE")
+    ]
 
 
 def test_doctor_on_a_missing_contract_is_a_usage_error_in_one_line() -> None:
@@ -112,9 +130,11 @@ def test_doctor_reports_a_redis_that_is_down_with_host_and_port(write_contract, 
 
 
 def test_allow_entries_for_checks_doctor_does_not_run_are_not_reported_unused(write_contract, tmp_path) -> None:
-    path = write_contract(f'[contract]\nname = "c"\n[cache]\nmin_free_gib = 1000000.0\n'
-                          f'[[allow]]\ncode = "CC504"\nwhere = "region[*]"\nreason = "outer region is eager"\n'
-                          f'[[allow]]\ncode = "CC206"\nwhere = "{tmp_path}/*"\nreason = "small scratch job"\n')
+    path = write_contract(
+        f'[contract]\nname = "c"\n[cache]\nmin_free_gib = 1000000.0\n'
+        f'[[allow]]\ncode = "CC504"\nwhere = "region[*]"\nreason = "outer region is eager"\n'
+        f'[[allow]]\ncode = "CC206"\nwhere = "{tmp_path}/*"\nreason = "small scratch job"\n'
+    )
     res = cli("doctor", str(path), "--format", "json", env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")})
     assert res.returncode == 0 and json_codes(res) == set()
 
@@ -123,23 +143,36 @@ def test_check_of_the_demo_fails_with_the_right_code_on_an_insecure_cache(tmp_pa
     open_dir = tmp_path / "open"
     open_dir.mkdir()
     open_dir.chmod(0o777)
-    res = cli("check", "contracts/demo.toml", "--format", "json", env={"TORCHINDUCTOR_CACHE_DIR": str(open_dir / "ind")})
+    res = cli(
+        "check", "contracts/demo.toml", "--format", "json", env={"TORCHINDUCTOR_CACHE_DIR": str(open_dir / "ind")}
+    )
     assert res.returncode == 1 and json_codes(res) == {"CC207"}
 
 
 def test_launcher_refuses_to_start_the_job_when_doctor_fails(tmp_path) -> None:
     marker = tmp_path / "started"
-    res = subprocess.run(["ops/launch.sh", "contracts/demo.toml", "--", "touch", str(marker)], cwd=ROOT,
-                         env={**CLEAN, "COMPILE_CONTRACT": CLI, "TORCHINDUCTOR_CACHE_DIR": "rel/inductor"},
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        ["ops/launch.sh", "contracts/demo.toml", "--", "touch", str(marker)],
+        cwd=ROOT,
+        env={**CLEAN, "COMPILE_CONTRACT": CLI, "TORCHINDUCTOR_CACHE_DIR": "rel/inductor"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 1 and not marker.exists()
     assert "launch refused: compile-contract doctor failed" in res.stderr and "CC202" in res.stdout
 
 
 def test_launcher_runs_doctor_then_check_then_the_job_on_a_healthy_setup(tmp_path) -> None:
     marker = tmp_path / "started"
-    res = subprocess.run(["ops/launch.sh", "contracts/demo.toml", "--", "touch", str(marker)], cwd=ROOT,
-                         env={**CLEAN, "COMPILE_CONTRACT": CLI}, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        ["ops/launch.sh", "contracts/demo.toml", "--", "touch", str(marker)],
+        cwd=ROOT,
+        env={**CLEAN, "COMPILE_CONTRACT": CLI},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert marker.exists()
     assert res.stdout.index("doctor passed") < res.stdout.index("contract check passed")

@@ -3,6 +3,7 @@
 The script runs for real in a scratch copy of the repo; only `python3`, `apt-get` and `id` are stand-ins on PATH
 (a real apt-get would change this machine, and the real python here has venv).
 """
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests import ROOT
 
+from tests import ROOT
 
 FAKE_PYTHON = """#!/bin/bash
 # python3 without ensurepip until the fake apt-get installed python3.11-venv
@@ -42,8 +43,9 @@ def run_setup(tmp_path: Path, uid: int) -> subprocess.CompletedProcess:
         (bin_dir / name).chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "STATE": str(state)}
     env.pop("PYTHON", None)
-    return subprocess.run(["bash", str(repo / "scripts" / "setup.sh")], env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        ["bash", str(repo / "scripts" / "setup.sh")], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_as_root_setup_installs_the_missing_venv_package_with_apt_and_goes_on(tmp_path: Path) -> None:
@@ -59,5 +61,6 @@ def test_as_root_setup_installs_the_missing_venv_package_with_apt_and_goes_on(tm
 def test_without_root_setup_prints_a_one_line_fix_and_installs_nothing(tmp_path: Path) -> None:
     res = run_setup(tmp_path, uid=1000)
     assert res.returncode == 1 and not (tmp_path / "state" / "apt.log").exists()
-    assert res.stderr == ("setup: python3 -m venv is unavailable; run: sudo apt-get install -y python3.11-venv "
-                          "(or python3-venv)\n")
+    assert res.stderr == (
+        "setup: python3 -m venv is unavailable; run: sudo apt-get install -y python3.11-venv (or python3-venv)\n"
+    )

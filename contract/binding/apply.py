@@ -1,13 +1,15 @@
 """Apply a checked binding to the model in place, and switch regions between compiled and eager."""
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
 from contract import _torch
-from contract.binding.targets import Binding, RegionBinding, Target
 from contract.binding.resolve import parameters
+from contract.binding.targets import Binding, RegionBinding, Target
 
 
 def apply(binding: Binding) -> Binding:
@@ -45,7 +47,11 @@ def _marking(fn: Callable, params: list[str], dims: dict[str, tuple[int, ...]]) 
 
     def call(*args: Any, **kwargs: Any) -> Any:
         for name, index, d in where:
-            value = kwargs.get(name) if name in kwargs else (args[index] if index is not None and index < len(args) else None)
+            value = (
+                kwargs.get(name)
+                if name in kwargs
+                else (args[index] if index is not None and index < len(args) else None)
+            )
             _torch.mark_dynamic(value, d)
         return fn(*args, **kwargs)
 

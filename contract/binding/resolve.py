@@ -1,11 +1,13 @@
 """Resolve each region's module glob and methods against the model: the Binding, or CC5xx findings (and CC009 when
 the document has no region at all)."""
+
 from __future__ import annotations
 
 import difflib
-import inspect
 import fnmatch
-from typing import Any, Callable
+import inspect
+from collections.abc import Callable
+from typing import Any
 
 from torch import nn
 
@@ -47,9 +49,13 @@ def bind(contract: Contract, model: nn.Module) -> tuple[Binding, list[Finding]]:
         binding.regions[region.name] = rb
     findings.extend(_nested(binding))
     if not contract.region_tables:
-        findings.append(NO_REGIONS.finding("region", "the contract has no [[region]]: nothing is compiled, monitored or "
-                                           "budgeted", 'add a [[region]] with name and module, e.g. name = "model" and '
-                                           'module = "" for the whole model'))
+        findings.append(
+            NO_REGIONS.finding(
+                "region",
+                "the contract has no [[region]]: nothing is compiled, monitored or budgeted",
+                'add a [[region]] with name and module, e.g. name = "model" and module = "" for the whole model',
+            )
+        )
     return binding, findings
 
 
@@ -67,17 +73,26 @@ def _claim(binding: Binding, rb: RegionBinding, matched: list, method: str, find
         key = (id(module), method)
         other = binding.by_target.get(key)
         if other is not None:
-            findings.append(OVERLAP.finding(
-                region.loc("module"), f"{_shown(path)}.{method} is already claimed by region {other.region!r}",
-                "narrow one of the globs or change methods so each module method belongs to one region"))
+            findings.append(
+                OVERLAP.finding(
+                    region.loc("module"),
+                    f"{_shown(path)}.{method} is already claimed by region {other.region!r}",
+                    "narrow one of the globs or change methods so each module method belongs to one region",
+                )
+            )
             continue
         unknown = _unknown_dims(region, fn)
         if unknown:
             findings.append(unknown)
             return
-        target = Target(region=region.name, path=path, method=method, module=module,
-                        instance_attr=module.__dict__.get(method),
-                        via_call_impl=method == "forward" and region.enabled)
+        target = Target(
+            region=region.name,
+            path=path,
+            method=method,
+            module=module,
+            instance_attr=module.__dict__.get(method),
+            via_call_impl=method == "forward" and region.enabled,
+        )
         binding.by_target[key] = target
         rb.targets.append(target)
 
@@ -95,8 +110,10 @@ def _unreadable(region: Region, path: str, module: nn.Module, method: str, error
     text = " ".join(str(error).split())
     raised = f"{type(error).__name__}: {text[:200]}" if text else type(error).__name__
     return NO_METHOD.finding(
-        region.loc("methods"), f"reading {_shown(path)}.{method} ({type(module).__name__}) raised {raised}",
-        f"make {method} a plain method (a property that raises cannot be compiled), or remove it from methods")
+        region.loc("methods"),
+        f"reading {_shown(path)}.{method} ({type(module).__name__}) raised {raised}",
+        f"make {method} a plain method (a property that raises cannot be compiled), or remove it from methods",
+    )
 
 
 def _unknown_dims(region: Region, fn: Callable) -> Finding | None:
@@ -107,9 +124,11 @@ def _unknown_dims(region: Region, fn: Callable) -> Finding | None:
     missing = [name for name in region.dynamic_dims if name not in params]
     if not missing:
         return None
-    return UNKNOWN_ARG.finding(region.loc("dynamic_dims"),
-                                     f"{getattr(fn, '__qualname__', fn)} has no argument {missing[0]!r}",
-                                     f"use one of its arguments: {', '.join(params) or '(none)'}")
+    return UNKNOWN_ARG.finding(
+        region.loc("dynamic_dims"),
+        f"{getattr(fn, '__qualname__', fn)} has no argument {missing[0]!r}",
+        f"use one of its arguments: {', '.join(params) or '(none)'}",
+    )
 
 
 def parameters(fn: Callable) -> list[str] | None:
@@ -126,15 +145,20 @@ def _no_match(region: Region, names: list[str]) -> Finding:
     close = difflib.get_close_matches(region.module, names, n=4, cutoff=0.4)
     close = close or [n for n in names if n and len(n.split(".")) == depth][:4] or names[:4]
     shown = ", ".join(_shown(n) for n in close)
-    return NO_MATCH.finding(region.loc("module"), f"glob {region.module!r} matches no module of the model",
-                                  f"use an existing module name, e.g. {shown}")
+    return NO_MATCH.finding(
+        region.loc("module"),
+        f"glob {region.module!r} matches no module of the model",
+        f"use an existing module name, e.g. {shown}",
+    )
 
 
 def _no_method(region: Region, path: str, module: nn.Module, method: str) -> Finding:
     """CC503 with the closest public methods as candidates, else the module's own public methods."""
-    return NO_METHOD.finding(region.loc("methods"),
-                                   f"{_shown(path)} ({type(module).__name__}) has no method {method!r}",
-                                   _methods_hint(module, method))
+    return NO_METHOD.finding(
+        region.loc("methods"),
+        f"{_shown(path)} ({type(module).__name__}) has no method {method!r}",
+        _methods_hint(module, method),
+    )
 
 
 MAX_LISTED_METHODS = 8
@@ -171,8 +195,11 @@ def public_methods(cls: type) -> list[str]:
 
 def _nested(binding: Binding) -> list[Finding]:
     """CC504: a compiled region inside another compiled region's forward is inlined there."""
-    outers = [(t.path, t.region) for t in binding.targets()
-              if t.method == "forward" and binding.regions[t.region].region.enabled]
+    outers = [
+        (t.path, t.region)
+        for t in binding.targets()
+        if t.method == "forward" and binding.regions[t.region].region.enabled
+    ]
     found: dict[tuple[str, str], Finding] = {}
     for rb in binding.regions.values():
         if not rb.region.enabled:
@@ -181,9 +208,11 @@ def _nested(binding: Binding) -> list[Finding]:
             for opath, oregion in outers:
                 if oregion != t.region and _inside(t.path, opath) and (t.region, oregion) not in found:
                     found[(t.region, oregion)] = NESTED.finding(
-                        rb.region.loc("module"), f"{_shown(t.path)} lies inside region {oregion!r} "
+                        rb.region.loc("module"),
+                        f"{_shown(t.path)} lies inside region {oregion!r} "
                         f"({_shown(opath)}), which inlines it when compiled",
-                        f"compile either region, or set enabled = false on {oregion!r}")
+                        f"compile either region, or set enabled = false on {oregion!r}",
+                    )
     return list(found.values())
 
 

@@ -1,9 +1,14 @@
 """CC5xx: binding the contract's regions to the model's modules and methods."""
+
 from __future__ import annotations
 
 from contract.findings import Rule
 
-NO_MATCH = Rule(code="CC501", name="glob-matches-nothing", severity="error", doc="""\
+NO_MATCH = Rule(
+    code="CC501",
+    name="glob-matches-nothing",
+    severity="error",
+    doc="""\
 ## What it does
 Resolves each region's `module` glob against `model.named_modules()` and reports a glob that matches no module,
 listing the closest module names.
@@ -21,9 +26,14 @@ module = "model.layer.*"   # CC501: candidates model.layers.0, ...
 
 ## Fix
 Use one of the listed module names; `*` matches one dotted segment, `**` several, `""` the root model.
-""")
+""",
+)
 
-OVERLAP = Rule(code="CC502", name="method-claimed-twice", severity="error", doc="""\
+OVERLAP = Rule(
+    code="CC502",
+    name="method-claimed-twice",
+    severity="error",
+    doc="""\
 ## What it does
 Reports a submodule method claimed by two regions.
 
@@ -44,9 +54,14 @@ module = "layers.0"   # CC502: layers.0.forward is already claimed by all-layers
 
 ## Fix
 Narrow one glob (e.g. `layers.[1-9]*`) or list other `methods`, so each module method belongs to one region.
-""")
+""",
+)
 
-NO_METHOD = Rule(code="CC503", name="method-missing", severity="error", doc="""\
+NO_METHOD = Rule(
+    code="CC503",
+    name="method-missing",
+    severity="error",
+    doc="""\
 ## What it does
 Reports a method named in `methods` that a matched module does not have, that is not callable, or whose lookup
 raises (a property that raises: the exception is named). Lists the closest public methods, else the module's own
@@ -65,9 +80,14 @@ methods = ["decode_stepp"]   # CC503: did you mean decode_step?
 
 ## Fix
 Use a method the module defines; make a raising property a plain method, or remove it from `methods`.
-""")
+""",
+)
 
-NESTED = Rule(code="CC504", name="nested-region", severity="warning", doc="""\
+NESTED = Rule(
+    code="CC504",
+    name="nested-region",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns when a compiled region's module lies inside another compiled region's module.
 
@@ -89,9 +109,14 @@ module = "layers.*.mlp"   # CC504: inside region model
 
 ## Fix
 Compile either the outer module or the inner ones, or set `enabled = false` on the outer region.
-""")
+""",
+)
 
-UNKNOWN_ARG = Rule(code="CC505", name="dynamic-dim-unknown-argument", severity="error", doc="""\
+UNKNOWN_ARG = Rule(
+    code="CC505",
+    name="dynamic-dim-unknown-argument",
+    severity="error",
+    doc="""\
 ## What it does
 Checks that every argument named in `dynamic_dims` is a parameter of each compiled method.
 
@@ -109,6 +134,7 @@ dynamic_dims = { hidden = [1] }   # CC505: forward(x, mask) has no argument hidd
 
 ## Fix
 Use the parameter's name as written in the method's signature.
-""")
+""",
+)
 
 RULES = (NO_MATCH, OVERLAP, NO_METHOD, NESTED, UNKNOWN_ARG)

@@ -1,9 +1,11 @@
 """The Binding: contract regions -> module instances and methods, the one object the startup side applies and the
 runtime monitor attributes compiles to."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from torch import nn
 

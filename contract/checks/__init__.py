@@ -1,5 +1,6 @@
 """Stage 3, the checks: one folder per family, each with its rule records (`rules`) and the code that produces their
 findings (`check`). `CHECKS` runs them in code-range order on one `CheckContext`; none imports torch at import."""
+
 from __future__ import annotations
 
 from contract.checks.cache import check as cache

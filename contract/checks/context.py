@@ -1,8 +1,10 @@
 """What every check is given: the contract, the binding, the user's step and the environment at import."""
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from contract.document.load import Contract
 from contract.env import EnvSnapshot

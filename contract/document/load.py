@@ -1,4 +1,5 @@
 """Load a contract document: TOML -> validated sections -> regions, every problem reported as a finding."""
+
 from __future__ import annotations
 
 import difflib
@@ -6,18 +7,37 @@ import hashlib
 import json
 import re
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from contract.findings import Finding
-from contract.document.rules import DUPLICATE_REGION, INVALID_VALUE, MISSING_KEY, TOML_SYNTAX, TOO_LARGE, UNKNOWN_KEY, WRONG_SHAPE
-from contract.document.schema import (
-    ARRAY_SECTIONS, MAX_REGIONS, SECTIONS, AllowSpec, CacheSpec, ContractMeta, MonitorSpec, ProbeSpec, Region,
-    RegionSpec, Settings, resolve_region,
+from contract.document.rules import (
+    DUPLICATE_REGION,
+    INVALID_VALUE,
+    MISSING_KEY,
+    TOML_SYNTAX,
+    TOO_LARGE,
+    UNKNOWN_KEY,
+    WRONG_SHAPE,
 )
+from contract.document.schema import (
+    ARRAY_SECTIONS,
+    MAX_REGIONS,
+    SECTIONS,
+    AllowSpec,
+    CacheSpec,
+    ContractMeta,
+    MonitorSpec,
+    ProbeSpec,
+    Region,
+    RegionSpec,
+    Settings,
+    resolve_region,
+)
+from contract.findings import Finding
 
 MAX_BYTES = 1 << 20
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -75,10 +95,15 @@ def load(path: str | Path) -> tuple[Contract | None, list[Finding]]:
     sections = _validate_sections(data, findings)
     regions = _resolve_regions(sections, findings)
     contract = Contract(
-        path=path, sha256=hashlib.sha256(raw).hexdigest(), meta=sections.get("contract"),
-        defaults=sections.get("defaults") or Settings(), regions=regions,
-        cache=sections.get("cache") or CacheSpec(), monitor=sections.get("monitor") or MonitorSpec(),
-        probe=sections.get("probe") or ProbeSpec(), allow=tuple(a for a in sections.get("allow") or () if a is not None),
+        path=path,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        meta=sections.get("contract"),
+        defaults=sections.get("defaults") or Settings(),
+        regions=regions,
+        cache=sections.get("cache") or CacheSpec(),
+        monitor=sections.get("monitor") or MonitorSpec(),
+        probe=sections.get("probe") or ProbeSpec(),
+        allow=tuple(a for a in sections.get("allow") or () if a is not None),
         region_tables=_count_tables(data.get("region")),
     )
     return contract, findings
@@ -99,7 +124,9 @@ def _read(path: Path) -> bytes:
         with path.open("rb") as fh:
             return fh.read(MAX_BYTES + 1)
     except FileNotFoundError:
-        raise ContractFileError(f"{path}: no such contract file; check the path (contracts live in contracts/)") from None
+        raise ContractFileError(
+            f"{path}: no such contract file; check the path (contracts live in contracts/)"
+        ) from None
     except OSError as exc:
         raise ContractFileError(f"{path}: cannot read the contract ({exc.strerror}); check its permissions") from None
 
@@ -107,20 +134,33 @@ def _read(path: Path) -> bytes:
 def _parse(raw: bytes, path: Path, findings: list[Finding]) -> dict[str, Any] | None:
     """Decode and parse TOML; syntax problems become CC002 (with line and column) or CC006."""
     if len(raw) > MAX_BYTES:
-        findings.append(TOO_LARGE.finding(str(path), f"document is larger than {MAX_BYTES >> 20} MiB",
-                                                "write regions as globs; a contract is a short hand-written file"))
+        findings.append(
+            TOO_LARGE.finding(
+                str(path),
+                f"document is larger than {MAX_BYTES >> 20} MiB",
+                "write regions as globs; a contract is a short hand-written file",
+            )
+        )
         return None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        findings.append(TOML_SYNTAX.finding(f"{path}:{line}", f"not UTF-8 text (byte {exc.start})",
-                                                  "save the contract as UTF-8 TOML"))
+        findings.append(
+            TOML_SYNTAX.finding(
+                f"{path}:{line}", f"not UTF-8 text (byte {exc.start})", "save the contract as UTF-8 TOML"
+            )
+        )
         return None
     deep = _deep_key_line(text)
     if deep is not None:
-        findings.append(TOML_SYNTAX.finding(f"{path}:{deep}", f"a dotted key or table header with more than "
-                                                  f"{MAX_KEY_DEPTH} parts", "flatten the key or table header"))
+        findings.append(
+            TOML_SYNTAX.finding(
+                f"{path}:{deep}",
+                f"a dotted key or table header with more than {MAX_KEY_DEPTH} parts",
+                "flatten the key or table header",
+            )
+        )
         return None
     try:
         data = tomllib.loads(text)
@@ -142,8 +182,9 @@ it to 2000 after a compile, so relying on RecursionError alone made the outcome 
 
 
 def _too_deep(location: str) -> Finding:
-    return TOML_SYNTAX.finding(location, f"arrays or tables nested more than {MAX_NESTING} levels deep",
-                                     "flatten the nested arrays or tables")
+    return TOML_SYNTAX.finding(
+        location, f"arrays or tables nested more than {MAX_NESTING} levels deep", "flatten the nested arrays or tables"
+    )
 
 
 def _nested_past_limit(data: dict[str, Any]) -> str | None:
@@ -171,7 +212,9 @@ _KEY_TOKENS = re.compile(
        | \#[^\n]*                        # comment
        | [=,{}\n]                        # ends a key
        | \.                              # one more key part
-    """, re.DOTALL | re.VERBOSE)
+    """,
+    re.DOTALL | re.VERBOSE,
+)
 
 
 def _deep_key_line(text: str) -> int | None:
@@ -184,7 +227,7 @@ def _deep_key_line(text: str) -> int | None:
             chain += 1
             if chain >= MAX_KEY_DEPTH:
                 return text.count("\n", 0, m.start()) + 1
-        elif m.group()[0] in '=,{}\n':
+        elif m.group()[0] in "=,{}\n":
             chain = 0
     return None
 
@@ -210,20 +253,27 @@ def _validate_sections(data: dict[str, Any], findings: list[Finding]) -> dict[st
         else:
             out[key] = _validate_table(SECTIONS[key], value, (key,), findings)
     if "contract" not in data:
-        findings.append(MISSING_KEY.finding("contract", "the [contract] table is required",
-                                                  'add [contract] with name = "<model name>"'))
+        findings.append(
+            MISSING_KEY.finding(
+                "contract", "the [contract] table is required", 'add [contract] with name = "<model name>"'
+            )
+        )
     return out
 
 
 def _validate_array(key: str, value: Any, findings: list[Finding]) -> list[Any]:
     """Validate `[[region]]` / `[[allow]]` entries one by one."""
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        findings.append(WRONG_SHAPE.finding(key, f"{key} must be an array of tables",
-                                                  f"write each entry as [[{key}]]"))
+        findings.append(WRONG_SHAPE.finding(key, f"{key} must be an array of tables", f"write each entry as [[{key}]]"))
         return []
     if key == "region" and len(value) > MAX_REGIONS:
-        findings.append(TOO_LARGE.finding(key, f"{len(value)} regions (limit {MAX_REGIONS})",
-                                                "cover many modules with one glob region (model.layers.*)"))
+        findings.append(
+            TOO_LARGE.finding(
+                key,
+                f"{len(value)} regions (limit {MAX_REGIONS})",
+                "cover many modules with one glob region (model.layers.*)",
+            )
+        )
         return []
     if key == "region":
         return [_validate_region(item, i, findings) for i, item in enumerate(value)]
@@ -247,8 +297,13 @@ def placeholder_name(index: int) -> str:
     return f"region[{index}]"
 
 
-def _validate_table(model: type, value: dict[str, Any], loc: tuple, findings: list[Finding],
-                    fill: dict[str, Any] | None = None) -> Any:
+def _validate_table(
+    model: type[BaseModel],
+    value: dict[str, Any],
+    loc: tuple,
+    findings: list[Finding],
+    fill: dict[str, Any] | None = None,
+) -> Any:
     """Validate one table; on errors, report them all, then retry without the bad keys (`fill` stands in for
     those of its keys that are bad or missing) to keep the rest."""
     try:
@@ -264,7 +319,7 @@ def _validate_table(model: type, value: dict[str, Any], loc: tuple, findings: li
         return None
 
 
-def _dedupe(errors: list[dict], value: dict[str, Any]) -> list[dict]:
+def _dedupe(errors: Sequence[Mapping[str, Any]], value: dict[str, Any]) -> list[dict]:
     """One error per key: union members report one error each, keep the first."""
     seen: set[tuple] = set()
     out = []
@@ -276,7 +331,7 @@ def _dedupe(errors: list[dict], value: dict[str, Any]) -> list[dict]:
     return out
 
 
-def _data_loc(err: dict, value: Any) -> tuple:
+def _data_loc(err: Mapping[str, Any], value: Any) -> tuple:
     """Cut pydantic's loc down to the keys that exist in the document (drops union member tags)."""
     out: list = []
     parts = err["loc"]
@@ -291,7 +346,7 @@ def _data_loc(err: dict, value: Any) -> tuple:
     return tuple(out)
 
 
-def _error_finding(model: type, value: dict[str, Any], loc: tuple, err: dict) -> Finding:
+def _error_finding(model: type[BaseModel], value: dict[str, Any], loc: tuple, err: dict) -> Finding:
     """Translate one pydantic error into CC001 / CC003 / CC004."""
     full = loc + tuple(err["loc"])
     if err["type"] == "extra_forbidden":
@@ -340,7 +395,10 @@ _FIXES = {
 
 _FIELD_FIXES = {
     ("remote", "string_pattern_mismatch"): 'write remote = "redis://host:6379" (rediss:// for TLS)',
-    ("code", "string_pattern_mismatch"): 'write code = "CC301": CC and three digits (`compile-contract rules` lists them)',
+    (
+        "code",
+        "string_pattern_mismatch",
+    ): 'write code = "CC301": CC and three digits (`compile-contract rules` lists them)',
 }
 """Fixes for built-in constraints where the field gives a better example than the constraint does."""
 
@@ -400,9 +458,13 @@ def _resolve_regions(sections: dict[str, Any], findings: list[Finding]) -> tuple
         if spec is None:
             continue
         if spec.name in seen:
-            findings.append(DUPLICATE_REGION.finding(
-                f"region[{i}].name", f"region name {spec.name!r} is already used by region[{seen[spec.name]}]",
-                "give each region a unique name (it is the metric label)"))
+            findings.append(
+                DUPLICATE_REGION.finding(
+                    f"region[{i}].name",
+                    f"region name {spec.name!r} is already used by region[{seen[spec.name]}]",
+                    "give each region a unique name (it is the metric label)",
+                )
+            )
             continue
         seen[spec.name] = i
         regions.append(resolve_region(i, spec, defaults))

@@ -1,10 +1,12 @@
 """Resolve the `"pkg.module:attr"` references a contract names (the only code a contract may run)."""
+
 from __future__ import annotations
 
 import importlib
 import sys
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class RefError(Exception):
@@ -19,8 +21,10 @@ def resolve(ref: str, what: str) -> Callable[..., Any]:
     try:
         obj: Any = importlib.import_module(module_name)
     except Exception as exc:  # the user's import may raise anything
-        raise RefError(f"{what} {ref!r}: cannot import {module_name!r} ({_brief(exc)}); "
-                       f"check the name and that it is importable from {sys.path[0] or '.'}") from None
+        raise RefError(
+            f"{what} {ref!r}: cannot import {module_name!r} ({_brief(exc)}); "
+            f"check the name and that it is importable from {sys.path[0] or '.'}"
+        ) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise RefError(f"{what} {ref!r}: module {module_name!r} has no attribute {attr!r}; check the spelling")

@@ -1,10 +1,15 @@
 """CC0xx: the contract document itself (TOML syntax, schema, limits); produced by `load` (CC001-CC007), the
 allow-list (CC008, `contract.report.allow`) and binding (CC009, `contract.binding.resolve`)."""
+
 from __future__ import annotations
 
 from contract.findings import Rule
 
-UNKNOWN_KEY = Rule(code="CC001", name="unknown-key", severity="error", doc="""\
+UNKNOWN_KEY = Rule(
+    code="CC001",
+    name="unknown-key",
+    severity="error",
+    doc="""\
 ## What it does
 Rejects any key or table the schema does not define, anywhere in the document, and suggests the closest known key.
 
@@ -22,9 +27,14 @@ recompile_budjet = 4   # CC001: did you mean recompile_budget?
 
 ## Fix
 Correct the spelling, or remove the key. `compile-contract explain` and the README list every key.
-""")
+""",
+)
 
-TOML_SYNTAX = Rule(code="CC002", name="toml-syntax", severity="error", doc="""\
+TOML_SYNTAX = Rule(
+    code="CC002",
+    name="toml-syntax",
+    severity="error",
+    doc="""\
 ## What it does
 Reports a document that is not valid UTF-8 TOML, with the line and column of the first error. Also refuses
 arrays or tables nested more than 32 levels deep and dotted keys of more than 100 parts (a hand-written contract
@@ -41,9 +51,14 @@ name = "demo   # CC002: unterminated string
 
 ## Fix
 Correct the syntax at the reported line and column (https://toml.io).
-""")
+""",
+)
 
-INVALID_VALUE = Rule(code="CC003", name="invalid-value", severity="error", doc="""\
+INVALID_VALUE = Rule(
+    code="CC003",
+    name="invalid-value",
+    severity="error",
+    doc="""\
 ## What it does
 Checks the type and range of every value: booleans are `true`/`false`, budgets are integers >= 0, `dynamic` is
 `true`, `false` or `"auto"`, `on_breach` is `alert`, `eager` or `fail`, references are `"pkg.module:attr"`.
@@ -62,9 +77,14 @@ recompile_budget = -1   # CC003: must be >= 0
 
 ## Fix
 Use a value of the documented type and range (README, "Contract reference").
-""")
+""",
+)
 
-MISSING_KEY = Rule(code="CC004", name="missing-key", severity="error", doc="""\
+MISSING_KEY = Rule(
+    code="CC004",
+    name="missing-key",
+    severity="error",
+    doc="""\
 ## What it does
 Reports required keys that are absent: `[contract] name`, and each region's `name` and `module`.
 
@@ -79,9 +99,14 @@ name = "layers"
 
 ## Fix
 Add the key; `module = ""` means the root model.
-""")
+""",
+)
 
-DUPLICATE_REGION = Rule(code="CC005", name="duplicate-region-name", severity="error", doc="""\
+DUPLICATE_REGION = Rule(
+    code="CC005",
+    name="duplicate-region-name",
+    severity="error",
+    doc="""\
 ## What it does
 Reports two regions with the same `name`.
 
@@ -102,9 +127,14 @@ module = "decoder.layers.*"
 
 ## Fix
 Give each region a unique name.
-""")
+""",
+)
 
-TOO_LARGE = Rule(code="CC006", name="document-too-large", severity="error", doc="""\
+TOO_LARGE = Rule(
+    code="CC006",
+    name="document-too-large",
+    severity="error",
+    doc="""\
 ## What it does
 Refuses documents over 1 MiB and contracts with more than 512 regions.
 
@@ -119,9 +149,14 @@ series on every rank: unbounded regions mean unbounded cardinality.
 
 ## Fix
 Use globs (`model.layers.*`, `**.mlp`) so that one region covers many modules.
-""")
+""",
+)
 
-WRONG_SHAPE = Rule(code="CC007", name="wrong-table-shape", severity="error", doc="""\
+WRONG_SHAPE = Rule(
+    code="CC007",
+    name="wrong-table-shape",
+    severity="error",
+    doc="""\
 ## What it does
 Checks that each top-level key has the right shape: `[contract]`, `[defaults]`, `[cache]`, `[monitor]` and `[probe]`
 are tables; `region` and `allow` are arrays of tables (`[[region]]`, `[[allow]]`).
@@ -138,9 +173,14 @@ module = "layers.*"
 
 ## Fix
 Use double brackets for `region` and `allow`, single brackets for the other tables.
-""")
+""",
+)
 
-UNUSED_ALLOW = Rule(code="CC008", name="unused-allow", severity="warning", doc="""\
+UNUSED_ALLOW = Rule(
+    code="CC008",
+    name="unused-allow",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns about an `[[allow]]` entry that silenced no finding in this run.
 
@@ -158,9 +198,14 @@ reason = "counter is reset every step"
 
 ## Fix
 Delete the entry, or correct its `code` and `where` to the finding's exact code and location.
-""")
+""",
+)
 
-NO_REGIONS = Rule(code="CC009", name="no-regions", severity="warning", doc="""\
+NO_REGIONS = Rule(
+    code="CC009",
+    name="no-regions",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns when a contract checked against a model (`compile-contract check`, `contract.enforce()`) has no `[[region]]`
 table at all. `doctor`, which never binds the model, does not report it.
@@ -182,8 +227,17 @@ fx_graph_cache = true
 
 ## Fix
 Add a `[[region]]` with `name` and `module` (`module = ""` is the whole model), one per part of the model you compile.
-""")
+""",
+)
 
-RULES = (UNKNOWN_KEY, TOML_SYNTAX, INVALID_VALUE, MISSING_KEY, DUPLICATE_REGION, TOO_LARGE, WRONG_SHAPE, UNUSED_ALLOW,
-         NO_REGIONS)
-
+RULES = (
+    UNKNOWN_KEY,
+    TOML_SYNTAX,
+    INVALID_VALUE,
+    MISSING_KEY,
+    DUPLICATE_REGION,
+    TOO_LARGE,
+    WRONG_SHAPE,
+    UNUSED_ALLOW,
+    NO_REGIONS,
+)

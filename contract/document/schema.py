@@ -1,4 +1,5 @@
 """The contract document's schema: one pydantic model per TOML table, unknown keys are errors."""
+
 from __future__ import annotations
 
 import re
@@ -26,9 +27,12 @@ def _custom(kind: str, message: str, fix: str) -> PydanticCustomError:
 
 def _import_ref(value: str) -> str:
     if not _IMPORT_REF.match(value):
-        raise _custom("import_ref", 'must look like "package.module:attribute"',
-                      'write {name} = "package.module:attribute" (dotted import path, one colon, no spaces), '
-                      'e.g. "my_pkg.models:build"')
+        raise _custom(
+            "import_ref",
+            'must look like "package.module:attribute"',
+            'write {name} = "package.module:attribute" (dotted import path, one colon, no spaces), '
+            'e.g. "my_pkg.models:build"',
+        )
     return value
 
 
@@ -36,8 +40,9 @@ def _torch_spec(value: str) -> str:
     try:
         SpecifierSet(value)
     except InvalidSpecifier:
-        raise _custom("version_spec", 'must be a version requirement such as ">=2.11" or ">=2.11,<2.14"',
-                      _torch_spec_fix(value)) from None
+        raise _custom(
+            "version_spec", 'must be a version requirement such as ">=2.11" or ">=2.11,<2.14"', _torch_spec_fix(value)
+        ) from None
     return value
 
 
@@ -52,9 +57,11 @@ def _torch_spec_fix(value: str) -> str:
 
 def _region_name(value: str) -> str:
     if not _REGION_NAME.match(value):
-        raise _custom("region_name", "must start with a letter or _, then up to 63 of letters, digits, _ . : -",
-                      f'write {{name}} = "{_as_region_name(value)}" (a letter or _, then letters, digits, _ . : -; '
-                      f'at most 64)')
+        raise _custom(
+            "region_name",
+            "must start with a letter or _, then up to 63 of letters, digits, _ . : -",
+            f'write {{name}} = "{_as_region_name(value)}" (a letter or _, then letters, digits, _ . : -; at most 64)',
+        )
     return value
 
 
@@ -69,9 +76,12 @@ def _module_glob(value: str) -> str:
     if value == "":
         return value
     if not all(_GLOB_SEGMENT.match(seg) for seg in value.split(".")):
-        raise _custom("module_glob", 'must be dotted module names; "*" matches one segment, "**" several, "" the root',
-                      f"write {{name}} = {_as_module_glob(value)} (names from model.named_modules(); \"*\" one "
-                      f"segment, \"**\" several, \"\" the root)")
+        raise _custom(
+            "module_glob",
+            'must be dotted module names; "*" matches one segment, "**" several, "" the root',
+            f'write {{name}} = {_as_module_glob(value)} (names from model.named_modules(); "*" one '
+            f'segment, "**" several, "" the root)',
+        )
     return value
 
 
@@ -85,9 +95,12 @@ def _as_module_glob(value: str) -> str:
 
 def _identifier(value: str) -> str:
     if not _IDENT.match(value):
-        raise _custom("identifier", "must be a Python identifier",
-                      f'write a Python identifier as the method or argument is spelled in the code, e.g. '
-                      f'"{_as_identifier(value)}"')
+        raise _custom(
+            "identifier",
+            "must be a Python identifier",
+            f"write a Python identifier as the method or argument is spelled in the code, e.g. "
+            f'"{_as_identifier(value)}"',
+        )
     return value
 
 
@@ -246,16 +259,31 @@ class AllowSpec(_Table):
 
 
 SECTIONS: dict[str, type[_Table]] = {
-    "contract": ContractMeta, "defaults": Settings, "region": RegionSpec, "cache": CacheSpec,
-    "monitor": MonitorSpec, "probe": ProbeSpec, "allow": AllowSpec,
+    "contract": ContractMeta,
+    "defaults": Settings,
+    "region": RegionSpec,
+    "cache": CacheSpec,
+    "monitor": MonitorSpec,
+    "probe": ProbeSpec,
+    "allow": AllowSpec,
 }
 """Top-level tables; `region` and `allow` are arrays of tables."""
 ARRAY_SECTIONS = frozenset({"region", "allow"})
 
 REGION_DEFAULTS: dict[str, Any] = {
-    "methods": ("forward",), "enabled": True, "backend": "inductor", "mode": None, "fullgraph": False,
-    "dynamic": "auto", "options": {}, "dynamic_dims": {}, "recompile_budget": 0, "graph_break_budget": 0,
-    "on_breach": "alert", "warmup_compiles": 1, "recompile_limit": None,
+    "methods": ("forward",),
+    "enabled": True,
+    "backend": "inductor",
+    "mode": None,
+    "fullgraph": False,
+    "dynamic": "auto",
+    "options": {},
+    "dynamic_dims": {},
+    "recompile_budget": 0,
+    "graph_break_budget": 0,
+    "on_breach": "alert",
+    "warmup_compiles": 1,
+    "recompile_limit": None,
 }
 """Effective value of each setting when neither the region nor `[defaults]` sets it."""
 
@@ -305,8 +333,11 @@ class Region:
 
     def compile_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for `torch.compile` / `nn.Module.compile` (options copied: torch pops from it)."""
-        kwargs: dict[str, Any] = {"backend": self.backend, "fullgraph": self.fullgraph,
-                                  "dynamic": None if self.dynamic == "auto" else self.dynamic}
+        kwargs: dict[str, Any] = {
+            "backend": self.backend,
+            "fullgraph": self.fullgraph,
+            "dynamic": None if self.dynamic == "auto" else self.dynamic,
+        }
         if self.mode is not None:
             kwargs["mode"] = self.mode
         if self.options:
@@ -322,11 +353,21 @@ def resolve_region(index: int, spec: RegionSpec, defaults: Settings) -> Region:
     inherited = defaults.model_dump(exclude_unset=True)
     merged = {**REGION_DEFAULTS, **inherited, **own}
     return Region(
-        index=index, name=spec.name, module=spec.module, methods=tuple(merged["methods"]),
-        enabled=merged["enabled"], reason=spec.reason, backend=merged["backend"], mode=merged["mode"],
-        fullgraph=merged["fullgraph"], dynamic=merged["dynamic"], options=dict(merged["options"]),
+        index=index,
+        name=spec.name,
+        module=spec.module,
+        methods=tuple(merged["methods"]),
+        enabled=merged["enabled"],
+        reason=spec.reason,
+        backend=merged["backend"],
+        mode=merged["mode"],
+        fullgraph=merged["fullgraph"],
+        dynamic=merged["dynamic"],
+        options=dict(merged["options"]),
         dynamic_dims={k: tuple(v) for k, v in merged["dynamic_dims"].items()},
-        recompile_budget=merged["recompile_budget"], graph_break_budget=merged["graph_break_budget"],
-        on_breach=merged["on_breach"], warmup_compiles=merged["warmup_compiles"],
+        recompile_budget=merged["recompile_budget"],
+        graph_break_budget=merged["graph_break_budget"],
+        on_breach=merged["on_breach"],
+        warmup_compiles=merged["warmup_compiles"],
         recompile_limit=merged["recompile_limit"],
     )

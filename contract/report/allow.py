@@ -1,5 +1,6 @@
 """The findings that get reported: `[[allow]]` silences some (an entry that silences nothing is CC008), `--strict`
 makes warnings errors, and errors come first."""
+
 from __future__ import annotations
 
 import fnmatch
@@ -26,16 +27,27 @@ def _allow(findings: list[Finding], contract: Contract) -> list[Finding]:
     kept = []
     for f in findings:
         locations = _forms(f.location)
-        hit = next((i for i, a in enumerate(contract.allow)
-                    if a.code == f.code and any(_matches(a.where, loc) for loc in locations)), None)
+        hit = next(
+            (
+                i
+                for i, a in enumerate(contract.allow)
+                if a.code == f.code and any(_matches(a.where, loc) for loc in locations)
+            ),
+            None,
+        )
         if hit is None:
             kept.append(f)
         else:
             used[hit] = True
     for i, a in enumerate(contract.allow):
         if not used[i]:
-            kept.append(UNUSED_ALLOW.finding(f"allow[{i}]", f"no {a.code} finding at {a.where!r} to silence",
-                                             "delete the entry or correct its code and where"))
+            kept.append(
+                UNUSED_ALLOW.finding(
+                    f"allow[{i}]",
+                    f"no {a.code} finding at {a.where!r} to silence",
+                    "delete the entry or correct its code and where",
+                )
+            )
     return kept
 
 

@@ -1,5 +1,6 @@
 """Every rule of the checker as one tuple ordered by code, for `compile-contract rules` and `explain` (the records
 live with their stage: `document`, `binding` and each `checks` family)."""
+
 from __future__ import annotations
 
 from contract.binding import rules as binding
@@ -11,8 +12,20 @@ from contract.checks.settings import rules as settings
 from contract.document import rules as document
 from contract.findings import Rule
 
-RULES: tuple[Rule, ...] = tuple(sorted((*document.RULES, *settings.RULES, *cache.RULES, *hotpath.RULES, *probe.RULES,
-                                        *binding.RULES, *custom_ops.RULES), key=lambda r: r.code))
+RULES: tuple[Rule, ...] = tuple(
+    sorted(
+        (
+            *document.RULES,
+            *settings.RULES,
+            *cache.RULES,
+            *hotpath.RULES,
+            *probe.RULES,
+            *binding.RULES,
+            *custom_ops.RULES,
+        ),
+        key=lambda r: r.code,
+    )
+)
 _BY_CODE = {r.code: r for r in RULES}
 
 

@@ -1,4 +1,5 @@
 """Render findings: linter-style text for humans, stable JSON for launchers."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,10 @@ def _header(findings: list[Finding], path: str, title: str) -> str:
     errors = sum(f.severity == "error" for f in findings)
     warnings = len(findings) - errors
     if errors:
-        return (f"{title} failed: {n_of(len(findings), 'finding')} in {path} "
-                f"({n_of(errors, 'error')}, {n_of(warnings, 'warning')})")
+        return (
+            f"{title} failed: {n_of(len(findings), 'finding')} in {path} "
+            f"({n_of(errors, 'error')}, {n_of(warnings, 'warning')})"
+        )
     if warnings:
         return f"{title} passed with {n_of(warnings, 'warning')}: {path}"
     return f"{title} passed: {path}"

@@ -1,12 +1,13 @@
 """Applying a contract compiles in place, keeps state_dict keys, and compiles exactly like plain module.compile()."""
+
 from __future__ import annotations
 
 import torch
 from torch import nn
 
 from contract.binding.apply import apply, restore, set_eager
-from contract.pipeline import check
 from contract.binding.targets import Binding
+from contract.pipeline import check
 
 CONTRACT = """
 [contract]
@@ -95,7 +96,7 @@ def test_default_contract_compiles_exactly_like_plain_module_compile(write_contr
     applied(write_contract, model)
     got = run(model)
     assert frames() == plain_counts and plain_counts[0] > 0
-    assert all(torch.equal(a, b) for a, b in zip(got, expected))
+    assert all(torch.equal(a, b) for a, b in zip(got, expected, strict=True))
 
 
 def test_apply_keeps_module_type_and_state_dict_keys(write_contract) -> None:
@@ -121,7 +122,9 @@ def test_a_region_switched_to_eager_runs_uncompiled_and_can_switch_back(write_co
 
 def test_region_kept_eager_is_disabled_even_inside_a_compiled_parent(write_contract) -> None:
     extra = '\n[[region]]\nname = "root"\nmodule = ""\n'
-    text = CONTRACT.format(extra="").replace('module = "layers.*"', 'module = "layers.*"\nenabled = false\nreason = "custom kernel"')
+    text = CONTRACT.format(extra="").replace(
+        'module = "layers.*"', 'module = "layers.*"\nenabled = false\nreason = "custom kernel"'
+    )
     model = Model()
     _, binding, findings = check(write_contract(text + extra), model)
     assert [f.code for f in findings] == ["CC504"]
@@ -145,7 +148,11 @@ def test_dynamic_dims_mark_the_argument_so_new_sizes_do_not_recompile(write_cont
 def test_inductor_region_compiles_and_matches_eager_on_cpu(write_contract) -> None:
     model = Model()
     reference = Model()
-    text = CONTRACT.format(extra="").replace('backend = "eager"', 'backend = "inductor"').replace('methods = ["forward", "decode"]', "")
+    text = (
+        CONTRACT.format(extra="")
+        .replace('backend = "eager"', 'backend = "inductor"')
+        .replace('methods = ["forward", "decode"]', "")
+    )
     _, binding, _ = check(write_contract(text), model)
     apply(binding)
     x = torch.randn(4, 8)
@@ -156,8 +163,14 @@ def test_inductor_region_compiles_and_matches_eager_on_cpu(write_contract) -> No
 def test_torch_nn_builtin_region_really_compiles(write_contract) -> None:
     """`nn.Module.compile()` alone compiles nothing for torch.nn classes; apply must still compile them."""
     model = Model()
-    _, binding, _ = check(write_contract(CONTRACT.format(extra="").replace('module = "head"', 'module = "head.lin"')
-                                         .replace('methods = ["forward", "decode"]', "")), model)
+    _, binding, _ = check(
+        write_contract(
+            CONTRACT.format(extra="")
+            .replace('module = "head"', 'module = "head.lin"')
+            .replace('methods = ["forward", "decode"]', "")
+        ),
+        model,
+    )
     apply(binding)
     torch._dynamo.utils.counters.clear()
     model.head.lin(torch.randn(2, 8))

@@ -1,4 +1,5 @@
 """Binding regions to modules: globs follow module names segment by segment."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,17 +9,20 @@ from contract.binding.resolve import bind, glob_match
 from contract.document.load import load
 
 
-@pytest.mark.parametrize("pattern,name,hit", [
-    ("model.layers.*", "model.layers.0", True),
-    ("model.layers.*", "model.layers.0.mlp", False),
-    ("model.**.mlp", "model.layers.0.mlp", True),
-    ("model.**.mlp", "model.mlp", True),
-    ("**", "", True),
-    ("", "", True),
-    ("", "layers", False),
-    ("layers.1*", "layers.12", True),
-    ("*", "", False),
-])
+@pytest.mark.parametrize(
+    "pattern,name,hit",
+    [
+        ("model.layers.*", "model.layers.0", True),
+        ("model.layers.*", "model.layers.0.mlp", False),
+        ("model.**.mlp", "model.layers.0.mlp", True),
+        ("model.**.mlp", "model.mlp", True),
+        ("**", "", True),
+        ("", "", True),
+        ("", "layers", False),
+        ("layers.1*", "layers.12", True),
+        ("*", "", False),
+    ],
+)
 def test_glob_matches_dotted_segments(pattern: str, name: str, hit: bool) -> None:
     assert glob_match(pattern, name) is hit
 

@@ -1,4 +1,5 @@
 """Tiny Hugging Face models (random weights, no downloads) and a step, for the zero-findings test."""
+
 from __future__ import annotations
 
 import torch
@@ -7,8 +8,16 @@ VOCAB = 128
 
 
 def _small(**extra):
-    return dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                num_key_value_heads=2, max_position_embeddings=64, **extra)
+    return dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        **extra,
+    )
 
 
 def llama():

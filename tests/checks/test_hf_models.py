@@ -1,4 +1,5 @@
 """Real Hugging Face decoders (tiny configs, no weights downloaded) pass the hot-path checks with zero findings."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,17 +8,19 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from contract.pipeline import check  # noqa: E402
-from tests.checks import hf_models  # noqa: E402
+from contract.pipeline import check
+from tests.checks import hf_models
 
 MODELS = {"llama": "model.layers.*", "qwen2": "model.layers.*", "mixtral": "model.layers.*", "gpt2": "transformer.h.*"}
 
 
 def write_contract(tmp_path: Path, name: str, glob: str) -> Path:
     path = tmp_path / f"{name}.toml"
-    path.write_text(f'[contract]\nname = "hf-{name}"\nmodel = "tests.checks.hf_models:{name}"\n'
-                    f'step = "tests.checks.hf_models:step"\n\n[defaults]\nbackend = "eager"\n\n'
-                    f'[[region]]\nname = "layers"\nmodule = "{glob}"\n\n[probe]\nsteps = 4\n')
+    path.write_text(
+        f'[contract]\nname = "hf-{name}"\nmodel = "tests.checks.hf_models:{name}"\n'
+        f'step = "tests.checks.hf_models:step"\n\n[defaults]\nbackend = "eager"\n\n'
+        f'[[region]]\nname = "layers"\nmodule = "{glob}"\n\n[probe]\nsteps = 4\n'
+    )
     return path
 
 

@@ -1,4 +1,5 @@
 """Loading a contract: every problem at once, with codes, locations and fixes; never a traceback."""
+
 from __future__ import annotations
 
 import pytest
@@ -38,11 +39,16 @@ def test_regions_inherit_defaults_and_override_them(write_contract) -> None:
 
 def test_a_typo_a_bad_type_and_a_missing_key_are_all_reported_with_locations(write_contract) -> None:
     text = GOOD.replace("dynamic = true", 'dynamic = "yes"\nrecompile_budjet = 1').replace(
-        'module = "head"', "fullgraph = 1")
+        'module = "head"', "fullgraph = 1"
+    )
     _, findings = load(write_contract(text))
     got = {(f.code, f.location) for f in findings}
-    assert got == {("CC001", "region[0].recompile_budjet"), ("CC003", "region[0].dynamic"),
-                   ("CC003", "region[1].fullgraph"), ("CC004", "region[1].module")}
+    assert got == {
+        ("CC001", "region[0].recompile_budjet"),
+        ("CC003", "region[0].dynamic"),
+        ("CC003", "region[1].fullgraph"),
+        ("CC004", "region[1].module"),
+    }
     typo = next(f for f in findings if f.code == "CC001")
     assert typo.fix == "did you mean recompile_budget?"
 
@@ -62,7 +68,7 @@ def test_invalid_toml_reports_line_and_column(write_contract) -> None:
 
 def test_binary_file_is_a_finding_not_a_crash(write_contract, tmp_path) -> None:
     path = tmp_path / "bin.toml"
-    path.write_bytes(b"[contract]\nname = \"\xff\xfe\"\n")
+    path.write_bytes(b'[contract]\nname = "\xff\xfe"\n')
     _, findings = load(path)
     assert findings[0].code == "CC002" and findings[0].location.endswith(":2")
 
@@ -93,47 +99,90 @@ def test_a_region_with_an_invalid_or_missing_name_still_reports_its_other_findin
 
     from contract.pipeline import check
 
-    path = write_contract('[contract]\nname = "m"\n'
-                          '[[region]]\nname = "bad name!"\nmodule = "nothing.*"\nbackend = "nope"\n'
-                          '[[region]]\nmodule = "0"\nenabled = false\n')
+    path = write_contract(
+        '[contract]\nname = "m"\n'
+        '[[region]]\nname = "bad name!"\nmodule = "nothing.*"\nbackend = "nope"\n'
+        '[[region]]\nmodule = "0"\nenabled = false\n'
+    )
     contract, _, findings = check(path, nn.Sequential(nn.Linear(2, 2)))
     assert {(f.code, f.location) for f in findings} == {
-        ("CC003", "region[0].name"), ("CC501", "region[0].module"), ("CC101", "region[0].backend"),
-        ("CC004", "region[1].name"), ("CC111", "region[1].reason")}
+        ("CC003", "region[0].name"),
+        ("CC501", "region[0].module"),
+        ("CC101", "region[0].backend"),
+        ("CC004", "region[1].name"),
+        ("CC111", "region[1].reason"),
+    }
     assert [r.name for r in contract.regions] == ["region[0]", "region[1]"]
 
 
 def test_a_placeholder_name_never_collides_with_a_valid_region_name(write_contract) -> None:
-    contract, findings = load(write_contract('[contract]\nname = "m"\n[[region]]\nname = "9x"\nmodule = "a"\n'
-                                             '[[region]]\nname = "_"\nmodule = "b"\n'))
+    contract, findings = load(
+        write_contract(
+            '[contract]\nname = "m"\n[[region]]\nname = "9x"\nmodule = "a"\n[[region]]\nname = "_"\nmodule = "b"\n'
+        )
+    )
     assert [(f.code, f.location) for f in findings] == [("CC003", "region[0].name")]
     assert [r.name for r in contract.regions] == ["region[0]", "_"]
 
 
-@pytest.mark.parametrize("table, key, value, fix", [
-    ("contract", "model", '"not a ref"',
-     'write model = "package.module:attribute" (dotted import path, one colon, no spaces), e.g. "my_pkg.models:build"'),
-    ("contract", "torch", '"2.11"', 'write torch = ">=2.11" (or "==2.11.*" to pin that release)'),
-    ("contract", "torch", '"two"',
-     'write torch = ">=2.11": an operator before each version, commas between them (">=2.11,<2.14")'),
-    ("region", "name", '"bad name!"',
-     'write name = "bad_name_" (a letter or _, then letters, digits, _ . : -; at most 64)'),
-    ("region", "module", '"layers/0"',
-     'write module = "layers.0" (names from model.named_modules(); "*" one segment, "**" several, "" the root)'),
-    ("region", "methods", '["for ward"]',
-     'write a Python identifier as the method or argument is spelled in the code, e.g. "for_ward"'),
-    ("region", "methods", "[]", 'list at least 1 item in methods, e.g. ["forward"]'),
-    ("region", "dynamic", '"true"', "write dynamic = true, without quotes"),
-    ("region", "dynamic", '"yes"',
-     'write dynamic = true (every shape dynamic), false (static) or "auto" (dynamic after a shape change)'),
-    ("region", "dynamic_dims", '{ "1x" = [1] }',
-     'write a Python identifier as the method or argument is spelled in the code, e.g. "_1x"'),
-    ("cache", "remote", '"http://h:6379"', 'write remote = "redis://host:6379" (rediss:// for TLS)'),
-    ("contract", "name", '"' + "n" * 200 + '"', "shorten name to at most 128 characters"),
-])
+@pytest.mark.parametrize(
+    "table, key, value, fix",
+    [
+        (
+            "contract",
+            "model",
+            '"not a ref"',
+            'write model = "package.module:attribute" (dotted import path, one colon, no spaces), e.g. "my_pkg.models:build"',
+        ),
+        ("contract", "torch", '"2.11"', 'write torch = ">=2.11" (or "==2.11.*" to pin that release)'),
+        (
+            "contract",
+            "torch",
+            '"two"',
+            'write torch = ">=2.11": an operator before each version, commas between them (">=2.11,<2.14")',
+        ),
+        (
+            "region",
+            "name",
+            '"bad name!"',
+            'write name = "bad_name_" (a letter or _, then letters, digits, _ . : -; at most 64)',
+        ),
+        (
+            "region",
+            "module",
+            '"layers/0"',
+            'write module = "layers.0" (names from model.named_modules(); "*" one segment, "**" several, "" the root)',
+        ),
+        (
+            "region",
+            "methods",
+            '["for ward"]',
+            'write a Python identifier as the method or argument is spelled in the code, e.g. "for_ward"',
+        ),
+        ("region", "methods", "[]", 'list at least 1 item in methods, e.g. ["forward"]'),
+        ("region", "dynamic", '"true"', "write dynamic = true, without quotes"),
+        (
+            "region",
+            "dynamic",
+            '"yes"',
+            'write dynamic = true (every shape dynamic), false (static) or "auto" (dynamic after a shape change)',
+        ),
+        (
+            "region",
+            "dynamic_dims",
+            '{ "1x" = [1] }',
+            'write a Python identifier as the method or argument is spelled in the code, e.g. "_1x"',
+        ),
+        ("cache", "remote", '"http://h:6379"', 'write remote = "redis://host:6379" (rediss:// for TLS)'),
+        ("contract", "name", '"' + "n" * 200 + '"', "shorten name to at most 128 characters"),
+    ],
+)
 def test_every_invalid_value_gets_a_fix_saying_what_to_write(write_contract, table, key, value, fix) -> None:
-    header = {"contract": "[contract]\n", "region": '[contract]\nname = "m"\n[[region]]\n',
-              "cache": '[contract]\nname = "m"\n[cache]\n'}[table]
+    header = {
+        "contract": "[contract]\n",
+        "region": '[contract]\nname = "m"\n[[region]]\n',
+        "cache": '[contract]\nname = "m"\n[cache]\n',
+    }[table]
     body = {"contract": 'name = "m"\n', "region": 'name = "r"\nmodule = "a"\n', "cache": ""}[table]
     lines = [line for line in body.splitlines() if not line.startswith(f"{key} ")]
     _, findings = load(write_contract(header + "\n".join(lines) + f"\n{key} = {value}\n"))

@@ -1,8 +1,10 @@
 """Fixtures: apply a contract to a fresh model (check + apply, no refusal) and start a monitor on it."""
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -24,6 +26,7 @@ class Events:
     def _log(self, level: str) -> Callable[..., None]:
         def log(event: str, **kw: Any) -> None:
             self.events.append({"event": event, "level": level, **kw})
+
         return log
 
     def __getattr__(self, level: str) -> Callable[..., None]:

@@ -1,4 +1,5 @@
 """Small models for the monitor tests: several regions, several instances of one class, known hazards."""
+
 from __future__ import annotations
 
 import torch

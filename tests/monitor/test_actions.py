@@ -1,4 +1,5 @@
 """Budget actions with real torch.compile: alert, region-scoped eager fallback, fail at the next call; the demo hazard."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Attribution with real torch.compile (backend eager): exact per-region counts, reasons, resets, threads, limits."""
+
 from __future__ import annotations
 
 import threading
@@ -53,8 +54,14 @@ def test_snapshot_has_the_stable_keys_for_every_region_before_any_compile(starte
     snap = mon.snapshot()
     assert list(snap) == ["blocks", "head", "tail"]
     for stats in snap.values():
-        assert {"compiles": 0, "recompiles": 0, "graph_breaks": 0, "breached": False, "eager_fallback": False,
-                "compile_seconds": 0.0}.items() <= stats.items()
+        assert {
+            "compiles": 0,
+            "recompiles": 0,
+            "graph_breaks": 0,
+            "breached": False,
+            "eager_fallback": False,
+            "compile_seconds": 0.0,
+        }.items() <= stats.items()
 
 
 def test_a_shape_recompile_is_attributed_to_the_instance_whose_guard_failed(started, events):
@@ -115,7 +122,9 @@ def test_callbacks_removed_behind_the_monitors_back_are_re_registered_at_snapsho
 
 def test_threads_compiling_different_regions_at_once_are_counted_exactly(started):
     model = torch.nn.ModuleDict({"a": Scaled(2), "b": Scaled(3)})
-    body = '[[region]]\nname = "a"\nmodule = "a"\ndynamic = false\n[[region]]\nname = "b"\nmodule = "b"\ndynamic = false\n'
+    body = (
+        '[[region]]\nname = "a"\nmodule = "a"\ndynamic = false\n[[region]]\nname = "b"\nmodule = "b"\ndynamic = false\n'
+    )
     _, mon = started(body, model)
     barrier = threading.Barrier(2)
 
@@ -164,6 +173,7 @@ def test_a_failing_hook_is_counted_and_logged_once_and_never_reaches_the_step(st
             if event == "compile":
                 raise ValueError("logger down")
             log(event, **kw)
+
         return call
 
     events._log = broken
@@ -181,6 +191,7 @@ def test_nothing_of_ours_runs_on_a_cache_hit(started):
     calls = []
     mon._start_cb, original = (lambda a: calls.append(a)), mon._start_cb
     from torch._dynamo.callback import callback_handler
+
     callback_handler.start_callbacks.append(mon._start_cb)
     run(net, 5)
     callback_handler.start_callbacks.remove(mon._start_cb)

@@ -1,4 +1,5 @@
 """Inductor cache lookups are charged to their region, those of the lazily compiled backward included."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,8 +19,12 @@ class Mlp(nn.Module):
 
 def torch_lookups() -> dict[tuple[str, str], int]:
     ind, aot = counters["inductor"], counters["aot_autograd"]
-    return {("fx_graph", "hit"): ind["fxgraph_cache_hit"], ("fx_graph", "miss"): ind["fxgraph_cache_miss"],
-            ("aot_autograd", "hit"): aot["autograd_cache_hit"], ("aot_autograd", "miss"): aot["autograd_cache_miss"]}
+    return {
+        ("fx_graph", "hit"): ind["fxgraph_cache_hit"],
+        ("fx_graph", "miss"): ind["fxgraph_cache_miss"],
+        ("aot_autograd", "hit"): aot["autograd_cache_hit"],
+        ("aot_autograd", "miss"): aot["autograd_cache_miss"],
+    }
 
 
 @pytest.mark.slow

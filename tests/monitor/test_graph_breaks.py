@@ -1,4 +1,5 @@
 """Graph breaks of every kind, their budget per region instance, and recompile-limit hits with torch's logs off."""
+
 from __future__ import annotations
 
 import logging
@@ -8,6 +9,7 @@ import torch
 from torch import nn
 
 from tests.monitor.conftest import Events
+
 
 class TensorBranch(nn.Module):
     """A Python `if` on a tensor: Dynamo breaks the graph ("generic_jump"); its global counter does not count it."""
@@ -114,7 +116,8 @@ def dynamo_warnings_off():
 
 
 def test_a_recompile_limit_hit_is_counted_from_dynamos_record_when_its_warning_is_silenced(
-        started, events: Events, dynamo_warnings_off):
+    started, events: Events, dynamo_warnings_off
+):
     model = Counter()
     _, mon = started(region(0), model)
     with torch.no_grad():

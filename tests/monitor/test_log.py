@@ -1,4 +1,5 @@
 """Log setup: JSON off a TTY, console on one, rank fields from torchrun's environment, routed through stdlib logging."""
+
 from __future__ import annotations
 
 import io
@@ -30,8 +31,11 @@ def test_auto_renders_human_readable_text_on_a_tty():
 
 
 def test_rank_fields_come_from_torchrun_variables_that_are_set():
-    assert rank_fields({"RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "8"}) == {"rank": 3, "local_rank": 1,
-                                                                                 "world_size": 8}
+    assert rank_fields({"RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "8"}) == {
+        "rank": 3,
+        "local_rank": 1,
+        "world_size": 8,
+    }
     assert rank_fields({"RANK": "x"}) == {}
 
 

@@ -1,4 +1,5 @@
 """SIGTERM: the final snapshot is written before the signal takes its course (default action or the user's)."""
+
 from __future__ import annotations
 
 import os
@@ -9,6 +10,7 @@ import sys
 import pytest
 import torch
 from torch import nn
+
 from tests import ROOT
 
 SNAPSHOT = '[monitor]\nsnapshot_path = "snap/rank{rank}.prom"\n'
@@ -43,8 +45,14 @@ def sigterm_restored():
 
 
 def test_sigterm_with_the_default_action_writes_the_snapshot_and_the_process_still_dies_by_sigterm(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", JOB, str(tmp_path), REGION + SNAPSHOT], cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", JOB, str(tmp_path), REGION + SNAPSHOT],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == -signal.SIGTERM, proc.stderr[-2000:]
     assert "survived" not in proc.stdout
     assert 'torch_compile_compiles_total{rank="0",region="lin"} 1.0' in (tmp_path / "snap" / "rank0.prom").read_text()
@@ -70,8 +78,7 @@ def test_a_user_sigterm_handler_runs_after_the_snapshot_and_stop_puts_it_back(st
     assert signal.getsignal(signal.SIGTERM) is user_handler
 
 
-def test_an_ignored_sigterm_stays_ignored_and_a_monitor_without_a_snapshot_installs_nothing(started,
-                                                                                           sigterm_restored):
+def test_an_ignored_sigterm_stays_ignored_and_a_monitor_without_a_snapshot_installs_nothing(started, sigterm_restored):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     net = nn.Module()
     net.lin = nn.Linear(8, 8)

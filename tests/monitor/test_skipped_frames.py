@@ -1,9 +1,9 @@
 """Frames Dynamo gives up on (they run eager without a word) count as graph breaks of their region."""
+
 from __future__ import annotations
 
 import torch
 from torch import nn
-
 
 
 class LoopItem(nn.Module):
@@ -81,8 +81,13 @@ def test_a_zero_graph_break_budget_breaches_on_a_skipped_frame_and_the_eager_act
     assert snap["breached"] and snap["breaches"] == ["graph_break_budget"] and snap["eager_fallback"]
     [breach] = events.named("budget_exceeded")
     assert (breach["region"], breach["budget_kind"], breach["count"], breach["budget"], breach["action"]) == (
-        "loop", "graph_break_budget", 1, 0, "eager")
-    assert all(torch.allclose(a, b) for a, b in zip(outs, expected))
+        "loop",
+        "graph_break_budget",
+        1,
+        0,
+        "eager",
+    )
+    assert all(torch.allclose(a, b) for a, b in zip(outs, expected, strict=True))
     assert not mon.snapshot()["plain"]["breached"]
 
 

@@ -1,4 +1,5 @@
 """Fixtures for ops/: the Debian Prometheus tools, skipped with a clear reason where they are not installed."""
+
 from __future__ import annotations
 
 import pytest
@@ -35,8 +36,9 @@ def exported_names(tmp_path_factory) -> set[str]:
     from contract.pipeline import check
 
     path = tmp_path_factory.mktemp("names") / "contract.toml"
-    path.write_text('[contract]\nname = "names"\n[defaults]\nbackend = "eager"\n'
-                    '[[region]]\nname = "lin"\nmodule = "lin"\n')
+    path.write_text(
+        '[contract]\nname = "names"\n[defaults]\nbackend = "eager"\n[[region]]\nname = "lin"\nmodule = "lin"\n'
+    )
     model = torch.nn.Sequential()
     model.add_module("lin", torch.nn.Linear(4, 4))
     _, binding, findings = check(path, model)

@@ -1,4 +1,5 @@
 """The Grafana dashboard's queries as plain PromQL: Grafana variables replaced by concrete values."""
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ Run as `python -m tests.ops.rank CONTRACT STATE_DIR {steady,breach}` with RANK/L
 compiled yet); the rank then waits for `go` to exist, compiles, writes `rank<R>.done` {snapshot}, and keeps serving
 until `stop` exists or its lifetime ends.
 """
+
 from __future__ import annotations
 
 import json

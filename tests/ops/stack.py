@@ -1,4 +1,5 @@
 """Real Prometheus, Alertmanager and a loopback webhook receiver for the ops tests: free ports, bounded waits."""
+
 from __future__ import annotations
 
 import json
@@ -10,12 +11,14 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import yaml
+
 from tests import ROOT as ROOT_DIR
 
 REPO = ROOT_DIR
@@ -61,8 +64,9 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float, interval:
         except (OSError, ValueError, KeyError) as exc:
             last_error = exc
         time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}" +
-                         (f" (last error: {last_error})" if last_error else ""))
+    raise AssertionError(
+        f"timed out after {timeout:.0f} s waiting for {what}" + (f" (last error: {last_error})" if last_error else "")
+    )
 
 
 def http_json(url: str, timeout: float = 5.0) -> Any:
@@ -99,11 +103,11 @@ class Webhook:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     server: ThreadingHTTPServer | None = None
 
-    def start(self) -> "Webhook":
+    def start(self) -> Webhook:
         hook = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server API)
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 with hook._lock:
                     hook.payloads.append({"path": self.path, **json.loads(body or b"{}")})
@@ -125,8 +129,12 @@ class Webhook:
     def alerts(self, name: str, status: str = "firing") -> list[dict[str, Any]]:
         """Alerts named `name` with that status, across every payload received so far."""
         with self._lock:
-            return [a for p in self.payloads for a in p.get("alerts", [])
-                    if a["labels"].get("alertname") == name and a["status"] == status]
+            return [
+                a
+                for p in self.payloads
+                for a in p.get("alerts", [])
+                if a["labels"].get("alertname") == name and a["status"] == status
+            ]
 
     def stop(self) -> None:
         if self.server is not None:
@@ -154,9 +162,16 @@ class Alertmanager:
         self.port = free_port()
         self.log = open(workdir / "alertmanager.log", "wb")
         self.proc = subprocess.Popen(
-            [exe, f"--config.file={workdir / 'alertmanager.yml'}", f"--storage.path={workdir / 'am-data'}",
-             f"--web.listen-address=127.0.0.1:{self.port}", "--cluster.listen-address="],
-            stdout=self.log, stderr=subprocess.STDOUT)
+            [
+                exe,
+                f"--config.file={workdir / 'alertmanager.yml'}",
+                f"--storage.path={workdir / 'am-data'}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+                "--cluster.listen-address=",
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
 
     @property
     def url(self) -> str:
@@ -173,27 +188,45 @@ class Alertmanager:
 class Prometheus:
     """`prometheus` on 127.0.0.1: the repo's example config with scrape/evaluation every 1 s, given targets."""
 
-    def __init__(self, workdir: Path, targets: list[str], *, job: str, alertmanager: str | None,
-                 rule_files: list[Path]) -> None:
+    def __init__(
+        self, workdir: Path, targets: list[str], *, job: str, alertmanager: str | None, rule_files: list[Path]
+    ) -> None:
         exe = tool("prometheus")
         assert exe is not None
         example = yaml.safe_load((OPS / "prometheus" / "prometheus.yml").read_text())
         scrape = dict(example["scrape_configs"][0])
-        scrape.update({"job_name": job, "scrape_interval": "1s", "scrape_timeout": "1s",
-                       "static_configs": [{"targets": targets,
-                                           "labels": example["scrape_configs"][0]["static_configs"][0]["labels"]}]})
-        config = {"global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-                  "rule_files": [str(p) for p in rule_files], "scrape_configs": [scrape]}
+        scrape.update(
+            {
+                "job_name": job,
+                "scrape_interval": "1s",
+                "scrape_timeout": "1s",
+                "static_configs": [
+                    {"targets": targets, "labels": example["scrape_configs"][0]["static_configs"][0]["labels"]}
+                ],
+            }
+        )
+        config = {
+            "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+            "rule_files": [str(p) for p in rule_files],
+            "scrape_configs": [scrape],
+        }
         if alertmanager:
             config["alerting"] = {"alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]}
         (workdir / "prometheus.yml").write_text(yaml.safe_dump(config))
         self.port = free_port()
         self.log = open(workdir / "prometheus.log", "wb")
         self.proc = subprocess.Popen(
-            [exe, f"--config.file={workdir / 'prometheus.yml'}", f"--storage.tsdb.path={workdir / 'prom-data'}",
-             f"--web.listen-address=127.0.0.1:{self.port}", "--rules.alert.resend-delay=1s",
-             "--web.enable-lifecycle"],
-            stdout=self.log, stderr=subprocess.STDOUT)
+            [
+                exe,
+                f"--config.file={workdir / 'prometheus.yml'}",
+                f"--storage.tsdb.path={workdir / 'prom-data'}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+                "--rules.alert.resend-delay=1s",
+                "--web.enable-lifecycle",
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
 
     @property
     def url(self) -> str:

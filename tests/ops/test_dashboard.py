@@ -1,4 +1,5 @@
 """The Grafana dashboard: JSON structure, variables, required panels, and every query valid PromQL (promtool)."""
+
 from __future__ import annotations
 
 import re
@@ -10,9 +11,18 @@ import yaml
 from tests.ops.dashboard import load, panels, queries, render, variable_probe
 from tests.ops.test_rules import metric_names
 
-REQUIRED_PANELS = ("Recompiles by reason", "Recompiles by region", "Budget use", "Graph breaks",
-                   "Compile time quantiles", "Cache hit ratio", "Eager-fallback regions", "Recompile-limit hits",
-                   "Monitor errors by kind", "Compiles per rank")
+REQUIRED_PANELS = (
+    "Recompiles by reason",
+    "Recompiles by region",
+    "Budget use",
+    "Graph breaks",
+    "Compile time quantiles",
+    "Cache hit ratio",
+    "Eager-fallback regions",
+    "Recompile-limit hits",
+    "Monitor errors by kind",
+    "Compiles per rank",
+)
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 
 
@@ -49,7 +59,7 @@ def test_variables_are_datasource_job_region_and_rank_with_all_as_a_regex():
         assert v["query"]["query"] == v["definition"], name
         _, label = variable_probe(v["definition"])
         assert label == name
-    assert '$job' in vs["region"]["definition"] and '$job' in vs["rank"]["definition"]
+    assert "$job" in vs["region"]["definition"] and "$job" in vs["rank"]["definition"]
 
 
 def test_the_required_panels_exist_and_every_panel_queries_the_datasource_variable():
@@ -65,8 +75,12 @@ def test_the_required_panels_exist_and_every_panel_queries_the_datasource_variab
 def test_every_query_is_filtered_by_the_job_region_and_rank_variables():
     for q in queries(load()):
         assert 'job=~"$job"' in q.expr, q
-        region_metrics = metric_names(q.expr) - {"torch_compile_monitor_errors_total", "torch_compile_warm",
-                                                 "torch_compile_contract_info", "target_info"}
+        region_metrics = metric_names(q.expr) - {
+            "torch_compile_monitor_errors_total",
+            "torch_compile_warm",
+            "torch_compile_contract_info",
+            "target_info",
+        }
         if region_metrics:
             assert 'region=~"$region"' in q.expr, q
         if "target_info" in q.expr:
@@ -89,8 +103,14 @@ def test_dashboard_queries_use_only_metrics_the_monitor_exports(exported_names):
 def test_every_dashboard_and_variable_query_is_valid_promql_for_promtool(promtool, tmp_path: Path):
     exprs = [render(q.expr) for q in queries(load())]
     exprs += [variable_probe(v["definition"])[0] for v in variables().values() if v["type"] == "query"]
-    rules = {"groups": [{"name": "dashboard", "rules": [
-        {"record": f"dashboard:query_{i}:check", "expr": e} for i, e in enumerate(exprs)]}]}
+    rules = {
+        "groups": [
+            {
+                "name": "dashboard",
+                "rules": [{"record": f"dashboard:query_{i}:check", "expr": e} for i, e in enumerate(exprs)],
+            }
+        ]
+    }
     path = tmp_path / "dashboard_rules.yml"
     path.write_text(yaml.safe_dump(rules))
     result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)

@@ -5,22 +5,33 @@ Rank 0 compiles each region once; rank 1 then calls `encoder` with three new bat
 after `mark_warm()`, breaching its recompile budget of 0. The scenario runs once per module; each test asserts one
 behaviour on it. Alert `for` durations are cut to 1 s (production values are minutes); everything else is as shipped.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import yaml
 
 from tests.ops import dashboard
-from tests.ops.stack import ALERTS, REPO, Alertmanager, Prometheus, Webhook, free_port, shorten_for, stop_process, \
-    tool, wait_for
+from tests.ops.stack import (
+    ALERTS,
+    REPO,
+    Alertmanager,
+    Prometheus,
+    Webhook,
+    free_port,
+    shorten_for,
+    stop_process,
+    tool,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
@@ -64,8 +75,10 @@ class Scenario:
 def _need_binaries() -> None:
     missing = [b for b in ("prometheus", "prometheus-alertmanager") if tool(b) is None]
     if missing:
-        pytest.skip(f"{' and '.join(missing)} not installed (Debian packages prometheus, prometheus-alertmanager; "
-                    "CI installs them via scripts/install-system.sh)")
+        pytest.skip(
+            f"{' and '.join(missing)} not installed (Debian packages prometheus, prometheus-alertmanager; "
+            "CI installs them via scripts/install-system.sh)"
+        )
 
 
 def _start_ranks(workdir: Path, state: Path) -> tuple[list[subprocess.Popen], dict[int, Path], list[str]]:
@@ -74,12 +87,24 @@ def _start_ranks(workdir: Path, state: Path) -> tuple[list[subprocess.Popen], di
     contract.write_text(CONTRACT.format(port=base))
     procs, logs = [], {}
     for rank, mode in ((0, "steady"), (1, "breach")):
-        env = {**os.environ, "RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2",
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+        env = {
+            **os.environ,
+            "RANK": str(rank),
+            "LOCAL_RANK": str(rank),
+            "WORLD_SIZE": "2",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        }
         logs[rank] = workdir / f"rank{rank}.log"
         with open(logs[rank], "wb") as log:
-            procs.append(subprocess.Popen([sys.executable, "-m", "tests.ops.rank", str(contract), str(state), mode],
-                                          cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "tests.ops.rank", str(contract), str(state), mode],
+                    cwd=REPO,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
     return procs, logs, [f"127.0.0.1:{base}", f"127.0.0.1:{base + 1}"]
 
 
@@ -116,16 +141,28 @@ def scenario(tmp_path_factory) -> Iterator[Scenario]:
         daemons.append(prom)
         prom.wait_ready()
         # Every region's series is scraped at 0 before anything compiles: increase() then sees every compile.
-        wait_for("both targets up with every region at 0",
-                 lambda: len(prom.query(f'torch_compile_compiles_total{{job="{JOB}"}} == 0')) == 4, TARGETS_S)
+        wait_for(
+            "both targets up with every region at 0",
+            lambda: len(prom.query(f'torch_compile_compiles_total{{job="{JOB}"}} == 0')) == 4,
+            TARGETS_S,
+        )
         (state / "go").touch()
         done = wait_for("both ranks compiled", lambda: _ready(state, procs, logs, "done"), RANK_START_S, 0.5)
         compiles = sum(s["compiles"] for d in done.values() for s in d["snapshot"].values())
-        wait_for(f"all {compiles} compiles scraped", lambda: prom.query(
-            f'sum(torch_compile_compiles_total{{job="{JOB}"}}) == {compiles}'), TARGETS_S)
-        yield Scenario(prometheus=prom, webhook=webhook, state=state, logs=logs,
-                       snapshots={r: d["snapshot"] for r, d in done.items()}, procs=procs,
-                       targets=targets)
+        wait_for(
+            f"all {compiles} compiles scraped",
+            lambda: prom.query(f'sum(torch_compile_compiles_total{{job="{JOB}"}}) == {compiles}'),
+            TARGETS_S,
+        )
+        yield Scenario(
+            prometheus=prom,
+            webhook=webhook,
+            state=state,
+            logs=logs,
+            snapshots={r: d["snapshot"] for r, d in done.items()},
+            procs=procs,
+            targets=targets,
+        )
     finally:
         (state / "stop").touch()
         for proc in procs:
@@ -143,13 +180,15 @@ def _by_rank(result: list[dict]) -> dict[str, float]:
 def _covering(webhook: Webhook, name: str, label: str, values: set[str]):
     """Probe: alerts `name` at the webhook once their `label` values cover `values` (they may come in several
     notifications)."""
+
     def probe() -> list[dict] | None:
         alerts = webhook.alerts(name)
         return alerts if {a["labels"].get(label) for a in alerts} >= values else None
+
     return probe
 
 
-JOIN = ' * on (job, instance) group_left (rank) target_info'
+JOIN = " * on (job, instance) group_left (rank) target_info"
 
 
 def test_the_ranks_measured_what_they_did(scenario):
@@ -174,13 +213,21 @@ def test_every_series_is_queryable_per_rank_with_rank_identity(scenario):
 
 def test_every_dashboard_query_returns_data_from_the_monitored_run(scenario):
     prom = scenario.prometheus
-    wait_for("recompiles visible to increase()", lambda: prom.query(dashboard.render(
-        f'increase(torch_compile_recompiles_total{{job="{JOB}",reason="shape"}}[$__rate_interval]) > 0')), TARGETS_S)
+    wait_for(
+        "recompiles visible to increase()",
+        lambda: prom.query(
+            dashboard.render(
+                f'increase(torch_compile_recompiles_total{{job="{JOB}",reason="shape"}}[$__rate_interval]) > 0'
+            )
+        ),
+        TARGETS_S,
+    )
     empty = [q for q in dashboard.queries(dashboard.load()) if not prom.query(dashboard.render(q.expr, job=JOB))]
     assert not empty, f"dashboard queries without data: {empty}"
     budget_use = next(q for q in dashboard.queries(dashboard.load()) if q.panel == "Budget use")
-    assert _by_rank([s for s in prom.query(dashboard.render(budget_use.expr, job=JOB))
-                     if s["metric"]["region"] == "encoder"]) == {"0": 0.0, "1": 3.0}
+    assert _by_rank(
+        [s for s in prom.query(dashboard.render(budget_use.expr, job=JOB)) if s["metric"]["region"] == "encoder"]
+    ) == {"0": 0.0, "1": 3.0}
     for v in dashboard.load()["templating"]["list"][1:]:
         probe, label = dashboard.variable_probe(v["definition"], job=JOB)
         values = {s["metric"][label] for s in prom.query(probe)}
@@ -188,21 +235,26 @@ def test_every_dashboard_query_returns_data_from_the_monitored_run(scenario):
 
 
 def test_recompile_budget_exceeded_reaches_the_webhook_for_the_breaching_rank_only(scenario):
-    hits = wait_for("RecompileBudgetExceeded at the webhook",
-                    lambda: scenario.webhook.alerts("RecompileBudgetExceeded"), ALERT_S)
+    hits = wait_for(
+        "RecompileBudgetExceeded at the webhook", lambda: scenario.webhook.alerts("RecompileBudgetExceeded"), ALERT_S
+    )
     labels = {(a["labels"]["region"], a["labels"].get("rank")) for a in hits}
     assert labels == {("encoder", "1")}
     alert = hits[0]
     assert alert["labels"]["severity"] == "critical" and alert["labels"]["job"] == JOB
     assert alert["annotations"]["runbook_url"] == "ops/runbooks/RecompileBudgetExceeded.md"
     assert "Region encoder" in alert["annotations"]["summary"] and "rank 1" in alert["annotations"]["summary"]
-    assert {p["path"] for p in scenario.webhook.payloads if any(
-        a["labels"]["alertname"] == "RecompileBudgetExceeded" for a in p["alerts"])} == {"/oncall"}
+    assert {
+        p["path"]
+        for p in scenario.webhook.payloads
+        if any(a["labels"]["alertname"] == "RecompileBudgetExceeded" for a in p["alerts"])
+    } == {"/oncall"}
 
 
 def test_rank_divergence_fires_for_the_region_only_one_rank_recompiled(scenario):
-    hits = wait_for("CompileRankDivergence at the webhook",
-                    lambda: scenario.webhook.alerts("CompileRankDivergence"), ALERT_S)
+    hits = wait_for(
+        "CompileRankDivergence at the webhook", lambda: scenario.webhook.alerts("CompileRankDivergence"), ALERT_S
+    )
     assert {(a["labels"]["job"], a["labels"]["region"]) for a in hits} == {(JOB, "encoder")}
     assert "[rank 0: 1][rank 1: 4]" in hits[0]["annotations"]["description"]
     firing = scenario.prometheus.alerts("CompileRankDivergence")
@@ -234,10 +286,14 @@ def test_when_the_ranks_exit_target_down_is_sent_and_the_breach_keeps_firing(sce
     for proc in scenario.procs:
         stop_process(proc)
     prom = scenario.prometheus
-    down = wait_for("MonitorTargetDown for both ranks at the webhook",
-                    _covering(scenario.webhook, "MonitorTargetDown", "instance", set(scenario.targets)), ALERT_S)
+    down = wait_for(
+        "MonitorTargetDown for both ranks at the webhook",
+        _covering(scenario.webhook, "MonitorTargetDown", "instance", set(scenario.targets)),
+        ALERT_S,
+    )
     assert {a["labels"]["instance"] for a in down} == set(scenario.targets)
     assert all(a["labels"]["severity"] == "warning" for a in down)
     wait_for("rank series gone", lambda: not prom.query(f'torch_compile_budget_exceeded{{job="{JOB}"}}'), TARGETS_S)
     assert {(a["labels"]["region"], a["labels"]["rank"]) for a in prom.alerts("RecompileBudgetExceeded")} == {
-        ("encoder", "1")}
+        ("encoder", "1")
+    }

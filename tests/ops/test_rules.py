@@ -1,4 +1,5 @@
 """ops/ configuration: promtool checks and unit tests of the alert rules, runbooks, example configs."""
+
 from __future__ import annotations
 
 import re
@@ -10,8 +11,14 @@ import yaml
 
 from tests.ops.stack import ALERTS, OPS, REPO
 
-REQUIRED_ALERTS = ("RecompileBudgetExceeded", "RecompileLimitHit", "GraphBreaksAboveBudget", "CompileRankDivergence",
-                   "CompileCacheMissStorm", "MonitorTargetDown")
+REQUIRED_ALERTS = (
+    "RecompileBudgetExceeded",
+    "RecompileLimitHit",
+    "GraphBreaksAboveBudget",
+    "CompileRankDivergence",
+    "CompileCacheMissStorm",
+    "MonitorTargetDown",
+)
 RUNBOOK_SECTIONS = ("## Meaning", "## Impact", "## Diagnosis", "## Mitigation")
 LOG_EVENTS = ("compile", "recompile", "graph_break", "budget_exceeded", "recompile_limit_hit", "monitor_error")
 
@@ -42,8 +49,11 @@ def test_promtool_unit_tests_of_every_alert_pass(promtool):
 
 def test_promtool_unit_tests_fail_when_an_alert_expression_is_broken(promtool, tmp_path: Path):
     """The unit tests have teeth: firing divergence on equal counts is caught."""
-    (tmp_path / "alerts.yml").write_text(ALERTS.read_text().replace(
-        "job_region:torch_compile_compiles:spread > 0", "job_region:torch_compile_compiles:spread >= 0"))
+    (tmp_path / "alerts.yml").write_text(
+        ALERTS.read_text().replace(
+            "job_region:torch_compile_compiles:spread > 0", "job_region:torch_compile_compiles:spread >= 0"
+        )
+    )
     (tmp_path / "alerts_test.yml").write_text((OPS / "prometheus" / "alerts_test.yml").read_text())
     result = run(promtool, "test", "rules", str(tmp_path / "alerts_test.yml"))
     assert result.returncode != 0
@@ -71,7 +81,7 @@ def test_every_alert_has_a_runbook_with_meaning_impact_diagnosis_and_mitigation(
         assert text.startswith(f"# {name}\n"), name
         positions = [text.find(section) for section in RUNBOOK_SECTIONS]
         assert all(p > 0 for p in positions) and positions == sorted(positions), (name, positions)
-        diagnosis = text[positions[2]:positions[3]]
+        diagnosis = text[positions[2] : positions[3]]
         logged |= {e for e in LOG_EVENTS if re.search(rf"`{e}`", diagnosis)}
     assert logged == set(LOG_EVENTS), f"log events no runbook's Diagnosis names: {set(LOG_EVENTS) - logged}"
 
@@ -93,7 +103,8 @@ def test_the_example_prometheus_config_is_valid_and_scrapes_one_target_per_local
     job = yaml.safe_load(path.read_text())["scrape_configs"][0]
     targets = job["static_configs"][0]["targets"]
     assert len(targets) == len(set(targets)) and {t.rsplit(":", 1)[1] for t in targets} == {
-        str(9400 + r) for r in range(8)}
+        str(9400 + r) for r in range(8)
+    }
     assert job["static_configs"][0]["labels"]["exporter"] == "torch_compile_contract"
     assert 'up{exporter="torch_compile_contract"}' in alerts()["MonitorTargetDown"]["expr"]
 

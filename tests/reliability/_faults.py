@@ -1,18 +1,20 @@
 """Shared pieces of the monitor fault tests: a recording logger, distinct region classes, bind-and-apply."""
+
 from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn
 
 from contract.binding.apply import apply
 from contract.binding.targets import Binding
-from contract.pipeline import check
 from contract.findings import has_errors
+from contract.pipeline import check
 
 HEADER = '[contract]\nname = "faults"\n[defaults]\nbackend = "eager"\ndynamic = false\n'
 

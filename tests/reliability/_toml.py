@@ -1,4 +1,5 @@
 """A small TOML writer for generated documents (tomli_w is not a dependency): enough for fuzzing the loader."""
+
 from __future__ import annotations
 
 import datetime as dt

@@ -1,6 +1,7 @@
 """Attacks on the Inductor cache directory (Inductor loads compiled code from it): another user's directory, a
 world-writable parent, symlinks swapped in. `compile-contract doctor` must refuse each one (CC207) and stay silent on
 a private directory. Real directories, real owners (os.chown as root), real symlinks, the real CLI."""
+
 from __future__ import annotations
 
 import json
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests import ROOT
 
 OTHER_UID = 54321
@@ -20,12 +22,19 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to 
 def doctor(tmp_path: Path, cache_dir: Path | str) -> tuple[int, list[dict]]:
     """Run the real `compile-contract doctor` on a contract whose [cache] dir is `cache_dir`."""
     contract = tmp_path / "job.toml"
-    contract.write_text(f'[contract]\nname = "attack"\n[cache]\ndir = "{cache_dir}"\nmin_free_gib = 0\n'
-                        "min_free_inodes = 0\n")
+    contract.write_text(
+        f'[contract]\nname = "attack"\n[cache]\ndir = "{cache_dir}"\nmin_free_gib = 0\nmin_free_inodes = 0\n'
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR_")}
     env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)  # exported as the launcher would (else CC201 fires)
-    proc = subprocess.run([sys.executable, "-m", "contract.cli", "doctor", str(contract), "--format", "json"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "contract.cli", "doctor", str(contract), "--format", "json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)["findings"]
 
@@ -106,7 +115,8 @@ def test_a_parent_swapped_for_a_symlink_to_another_users_tree_is_refused(tmp_pat
 
 
 def test_a_dangling_symlink_into_a_world_writable_dir_is_refused_before_and_after_the_target_appears(
-        tmp_path: Path, base: Path) -> None:
+    tmp_path: Path, base: Path
+) -> None:
     shared = private_dir(base / "drop")
     shared.chmod(0o1777)  # sticky like /tmp: anyone can create the link's target later, and own it
     link = base / "inductor"

@@ -2,6 +2,7 @@
 
 Run with `-s` to see how many cases each property tried (the counts go into the issue's closing note).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,19 +19,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contract.pipeline import check
 from contract.cli import main
-from contract.findings import Finding
 from contract.document.load import MAX_BYTES, MAX_NESTING, ContractFileError, load
 from contract.document.schema import MAX_REGIONS, SECTIONS
-from tests.reliability import _toml
+from contract.findings import Finding
+from contract.pipeline import check
 from tests import ROOT
+from tests.reliability import _toml
 
 MODEL = "contract.demo:build_model"
 STEP = "tests.reliability.test_contract_fuzz:noop_step"
 CASES: Counter[str] = Counter()
-FUZZ = settings(max_examples=400, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=400,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 FUZZ_CLI = settings(FUZZ, max_examples=150)
 
 RICH = """\
@@ -89,11 +94,44 @@ reason = "layers are built lazily"
 """
 
 HOSTILE = [
-    "", " ", "auto", "eager", "inductor", "forward", "layers.*", "**", "*", "lm_head", "alert", "fail",
-    MODEL, "contract.demo:step", ">=2.11", ">=99", "redis://127.0.0.1:1", "rediss://x", "127.0.0.1", "0.0.0.0",
-    "__import__('os').system('touch /tmp/pwned')", "$(touch /tmp/pwned)", "`id`", "../../../../etc/passwd",
-    "/etc/shadow", "a\nb", "a\r\nb", "\u2028", "quote\"s 'and' \\back", "\x00", "\x1b[31mred", "{rank}",
-    "x" * 5000, "CC001", "CC9999", "a" * 64, "a" * 65, "é" * 100,
+    "",
+    " ",
+    "auto",
+    "eager",
+    "inductor",
+    "forward",
+    "layers.*",
+    "**",
+    "*",
+    "lm_head",
+    "alert",
+    "fail",
+    MODEL,
+    "contract.demo:step",
+    ">=2.11",
+    ">=99",
+    "redis://127.0.0.1:1",
+    "rediss://x",
+    "127.0.0.1",
+    "0.0.0.0",
+    "__import__('os').system('touch /tmp/pwned')",
+    "$(touch /tmp/pwned)",
+    "`id`",
+    "../../../../etc/passwd",
+    "/etc/shadow",
+    "a\nb",
+    "a\r\nb",
+    "\u2028",
+    "quote\"s 'and' \\back",
+    "\x00",
+    "\x1b[31mred",
+    "{rank}",
+    "x" * 5000,
+    "CC001",
+    "CC9999",
+    "a" * 64,
+    "a" * 65,
+    "é" * 100,
 ]
 
 
@@ -111,14 +149,23 @@ def report_counts():
 
 # ---- strategies ------------------------------------------------------------------------------------------------
 
-utc = dt.timezone.utc
+utc = dt.UTC
 scalars = st.one_of(
-    st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1), st.integers(-3, 70),
-    st.floats(), st.text(max_size=40), st.sampled_from(HOSTILE),
-    st.datetimes(timezones=st.sampled_from([None, utc])), st.dates(), st.times(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.integers(-3, 70),
+    st.floats(),
+    st.text(max_size=40),
+    st.sampled_from(HOSTILE),
+    st.datetimes(timezones=st.sampled_from([None, utc])),
+    st.dates(),
+    st.times(),
 )
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                      | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=10)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=10,
+)
 any_key = st.one_of(st.text(max_size=12), st.sampled_from(HOSTILE[:20]))
 
 
@@ -136,7 +183,9 @@ def section_value(section: str) -> st.SearchStrategy:
 
 
 random_documents = st.dictionaries(
-    st.one_of(st.sampled_from(list(SECTIONS)), any_key), st.just(None), max_size=8,
+    st.one_of(st.sampled_from(list(SECTIONS)), any_key),
+    st.just(None),
+    max_size=8,
 ).flatmap(lambda d: st.fixed_dictionaries({k: section_value(k) if k in SECTIONS else values for k in d}))
 
 
@@ -211,6 +260,7 @@ def run_cli(path: Path, kind: str, fmt: str = "json") -> tuple[int, str, str]:
 
 # ---- properties ------------------------------------------------------------------------------------------------
 
+
 @FUZZ
 @given(doc=st.one_of(random_documents, mutated_documents()))
 def test_random_schema_documents_load_to_well_formed_findings(doc: dict, tmp_path: Path) -> None:
@@ -236,9 +286,41 @@ def test_truncated_valid_documents_load_to_well_formed_findings(cut: int, tail: 
 
 
 @FUZZ
-@given(edits=st.lists(st.tuples(st.integers(0, len(RICH)), st.sampled_from(
-    ["[", "]", "[[", '"', "'", "=", "\n", "{", "}", ",", ".", "\\", '"""', "'''", "#", "\x00", "\t", "\ufeff", "-1",
-     "inf", "1979-05-27", "true"])), min_size=1, max_size=6))
+@given(
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, len(RICH)),
+            st.sampled_from(
+                [
+                    "[",
+                    "]",
+                    "[[",
+                    '"',
+                    "'",
+                    "=",
+                    "\n",
+                    "{",
+                    "}",
+                    ",",
+                    ".",
+                    "\\",
+                    '"""',
+                    "'''",
+                    "#",
+                    "\x00",
+                    "\t",
+                    "\ufeff",
+                    "-1",
+                    "inf",
+                    "1979-05-27",
+                    "true",
+                ]
+            ),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_valid_documents_with_inserted_tokens_load_to_well_formed_findings(edits, tmp_path: Path) -> None:
     text = RICH
     for pos, token in edits:
@@ -273,10 +355,11 @@ def test_the_rich_base_document_is_valid_so_mutations_start_from_a_clean_state(t
 
 # ---- the deterministic extremes --------------------------------------------------------------------------------
 
+
 def nested(kind: str, depth: int) -> str:
     """Documents nested `depth` levels deep in each way TOML allows."""
     if kind == "arrays":
-        return "[contract]\nname = \"n\"\n[defaults]\noptions = { x = " + "[" * depth + "]" * depth + " }\n"
+        return '[contract]\nname = "n"\n[defaults]\noptions = { x = ' + "[" * depth + "]" * depth + " }\n"
     if kind == "inline_tables":
         return "[defaults]\noptions = " + "{ a = " * depth + "1" + " }" * depth + "\n"
     if kind == "headers":
@@ -326,8 +409,7 @@ def test_a_document_of_exactly_one_mebibyte_still_loads(tmp_path: Path) -> None:
 
 
 def regions(n: int) -> str:
-    return "[contract]\nname = \"many\"\n" + "".join(
-        f"[[region]]\nname = \"r{i}\"\nmodule = \"m{i}\"\n" for i in range(n))
+    return '[contract]\nname = "many"\n' + "".join(f'[[region]]\nname = "r{i}"\nmodule = "m{i}"\n' for i in range(n))
 
 
 def test_ten_thousand_regions_give_the_cc006_limit_finding(tmp_path: Path) -> None:
@@ -389,7 +471,12 @@ def test_the_real_cli_process_never_prints_a_traceback(name: str, tmp_path: Path
     path = tmp_path / f"{name}.toml"
     path.write_bytes(SUBPROCESS_CASES[name])
     CASES["cli_subprocess"] += 1
-    proc = subprocess.run([sys.executable, "-m", "contract.cli", "check", str(path), "--model", MODEL],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "contract.cli", "check", str(path), "--model", MODEL],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "Traceback" not in proc.stdout + proc.stderr
     assert proc.returncode == 1 and proc.stdout.startswith("contract check failed")

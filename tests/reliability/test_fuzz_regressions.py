@@ -1,4 +1,5 @@
 """Inputs the contract fuzzer found crashing or malformed, kept as regression tests (one per fix)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -49,6 +50,8 @@ def test_a_deep_table_header_is_refused_but_dots_in_strings_comments_and_floats_
     path = tmp_path / "c.toml"
     path.write_text("[" + ".".join(["a"] * 150) + "]\n")
     assert [f.code for f in load(path)[1]] == ["CC002"]
-    path.write_text('# ' + "." * 500 + '\n[contract]\nname = "n"\ndescription = """\n' + "a." * 500 + '\n"""\n'
-                    '[defaults]\noptions = { x = [' + ", ".join(["1.5"] * 500) + '] }\n')
+    path.write_text(
+        "# " + "." * 500 + '\n[contract]\nname = "n"\ndescription = """\n' + "a." * 500 + '\n"""\n'
+        "[defaults]\noptions = { x = [" + ", ".join(["1.5"] * 500) + "] }\n"
+    )
     assert load(path)[1] == []

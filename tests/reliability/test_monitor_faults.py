@@ -1,5 +1,6 @@
 """Real faults around a running monitor: training never stops because of us, each fault is counted and logged once,
 counts stay exact and the final snapshot is still written. Run with `-s` for the totals of faults, threads, compiles."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import monitor
 from monitor.reasons import CATEGORIES
-from tests.reliability._faults import Adder, Block, Events, Tower, bind, regions, retained_bytes
 from tests import ROOT
+from tests.reliability._faults import Adder, Block, Events, Tower, bind, regions, retained_bytes
 
 TALLY: Counter[str] = Counter()
 
@@ -86,6 +87,7 @@ def free_port() -> int:
 
 # ---- faults inside our own code -------------------------------------------------------------------------------
 
+
 def failing_clock() -> float:
     """An injected clock whose source is gone: a fault inside our start hook on every compile."""
     raise OSError("clock source gone")
@@ -96,7 +98,7 @@ def test_an_exception_inside_our_hooks_never_reaches_the_step_is_counted_each_ti
     mon = start(regions(3), model, clock=failing_clock)
     outs = sizes(model, [1, 2, 3, 4])
     TALLY["faults_injected"] += 12
-    assert all(torch.equal(a, b) for a, b in zip(outs, eager_reference(3, [1, 2, 3, 4])))
+    assert all(torch.equal(a, b) for a, b in zip(outs, eager_reference(3, [1, 2, 3, 4]), strict=True))
     snap = mon.snapshot()
     assert [snap[f"b{i}"]["compiles"] for i in range(3)] == [4, 4, 4]
     assert [snap[f"b{i}"]["recompiles"] for i in range(3)] == [3, 3, 3]
@@ -117,6 +119,7 @@ class DyingLogger(Events):
             if self.dead:
                 raise BrokenPipeError("log collector gone")
             log(event, **kw)
+
         return call
 
 
@@ -177,11 +180,19 @@ def test_dynamo_reset_mid_run_keeps_counting_and_a_compile_after_it_is_not_a_rec
 
 # ---- faults around the exporter ---------------------------------------------------------------------------------
 
+
 def test_a_metrics_port_held_by_another_process_is_counted_once_and_training_goes_on(start, events):
     port = free_port()
-    holder = subprocess.Popen([sys.executable, "-c", "import socket, sys, time\ns = socket.socket()\n"
-                               f"s.bind(('127.0.0.1', {port})); s.listen(1); print('up', flush=True); time.sleep(120)"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import socket, sys, time\ns = socket.socket()\n"
+            f"s.bind(('127.0.0.1', {port})); s.listen(1); print('up', flush=True); time.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "up"
         model = Tower(1)
@@ -197,15 +208,19 @@ def test_a_metrics_port_held_by_another_process_is_counted_once_and_training_goe
     TALLY["compiles"] += 2
 
 
-def test_a_pushgateway_that_accepts_but_never_answers_times_out_and_the_snapshot_is_still_written(start, events,
-                                                                                                   tmp_path: Path):
+def test_a_pushgateway_that_accepts_but_never_answers_times_out_and_the_snapshot_is_still_written(
+    start, events, tmp_path: Path
+):
     with socket.socket() as blackhole:
         blackhole.bind(("127.0.0.1", 0))
         blackhole.listen(8)  # the kernel completes the handshake; nobody ever reads or answers
         url = f"http://127.0.0.1:{blackhole.getsockname()[1]}"
         model = Tower(1)
-        mon = start(regions(1) + f'[monitor]\npushgateway = "{url}"\npush_timeout_s = 0.3\n'
-                                 'snapshot_path = "final/rank{rank}.prom"\n', model)
+        mon = start(
+            regions(1) + f'[monitor]\npushgateway = "{url}"\npush_timeout_s = 0.3\n'
+            'snapshot_path = "final/rank{rank}.prom"\n',
+            model,
+        )
         sizes(model, [1])
         mon.stop()
         mon.stop()
@@ -248,29 +263,52 @@ def openssl_cert(directory: Path) -> tuple[Path, Path]:
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed")
     cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return cert, key
 
 
-def test_tls_cert_paths_resolve_against_the_contract_file_and_a_verifying_https_client_scrapes(start, tmp_path: Path,
-                                                                                                monkeypatch):
+def test_tls_cert_paths_resolve_against_the_contract_file_and_a_verifying_https_client_scrapes(
+    start, tmp_path: Path, monkeypatch
+):
     tls = tmp_path / "tls"
     tls.mkdir()
     cert, _ = openssl_cert(tls)
     monkeypatch.chdir("/")
     model = Tower(1)
-    mon = start(regions(1) + '[monitor]\nport = 0\ntls_cert = "tls/cert.pem"\ntls_key = "tls/key.pem"\n', model,
-                serve=True)
+    mon = start(
+        regions(1) + '[monitor]\nport = 0\ntls_cert = "tls/cert.pem"\ntls_key = "tls/key.pem"\n', model, serve=True
+    )
     sizes(model, [1])
     ctx = ssl.create_default_context(cafile=str(cert))
     with urllib.request.urlopen(f"https://localhost:{mon.port}/metrics", context=ctx, timeout=10) as resp:
         body = resp.read().decode()
     assert 'torch_compile_compiles_total{region="b0"} 1.0' in body
     with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
-        urllib.request.urlopen(f"https://localhost:{mon.port}/metrics", context=ssl.create_default_context(),
-                               timeout=10)
+        urllib.request.urlopen(
+            f"https://localhost:{mon.port}/metrics", context=ssl.create_default_context(), timeout=10
+        )
     TALLY["compiles"] += 1
 
 
@@ -296,6 +334,7 @@ def test_the_exporter_binds_loopback_by_default_and_is_not_reachable_from_outsid
 
 
 # ---- hostile guard texts -----------------------------------------------------------------------------------------
+
 
 class Tagged(torch.nn.Module):
     """Branches on a string attribute: Dynamo guards on its value, and the guard text quotes the old value."""
@@ -332,6 +371,7 @@ def test_megabyte_guard_texts_with_quotes_and_newlines_stay_bounded_in_labels_lo
 
 
 # ---- load ------------------------------------------------------------------------------------------------------
+
 
 def test_sixteen_threads_compiling_their_own_regions_at_once_are_counted_exactly(start):
     n, batch_sizes = 16, [1, 2, 3, 4, 5, 6]
@@ -409,7 +449,7 @@ def test_scrapes_concurrent_with_compiles_are_consistent_and_monotonic(start):
             assert series == sorted(series)
     final = scrape_families(mon.port)
     snap = mon.snapshot()
-    assert {f"b{i}": consistent(final, f"b{i}") for i in range(n)} == {r: (7.0, 6.0) for r in snap}
+    assert {f"b{i}": consistent(final, f"b{i}") for i in range(n)} == dict.fromkeys(snap, (7.0, 6.0))
     TALLY["scrapes"] += sum(map(len, seen)) + 1
     TALLY["compiles"] += 7 * n
 
@@ -422,7 +462,7 @@ def test_two_thousand_compiles_are_counted_exactly_and_the_monitor_state_stays_b
     mon = start('[[region]]\nname = "add"\nmodule = "add"\n', net)
     sizes_seen = []
     with torch._dynamo.config.patch(recompile_limit=per_round + 1, accumulated_recompile_limit=10 * per_round):
-        for r in range(rounds):
+        for _ in range(rounds):
             for b in range(1, per_round + 1):
                 net.add(torch.ones(b))
             sizes_seen.append(retained_bytes(mon.ledger) + retained_bytes(mon._inflight))  # at the round's peak
@@ -436,6 +476,7 @@ def test_two_thousand_compiles_are_counted_exactly_and_the_monitor_state_stays_b
 
 
 # ---- process-level faults -----------------------------------------------------------------------------------------
+
 
 class Squares(torch.utils.data.Dataset):
     """Each item runs a compiled region inside the DataLoader worker (a compile in the forked child)."""
@@ -453,9 +494,11 @@ class Squares(torch.utils.data.Dataset):
 
 def test_dataloader_workers_forked_after_start_while_scrapes_run_neither_hang_nor_leak_counts(start):
     if torch.cuda.is_available():
-        pytest.skip("on a CUDA host every Dynamo compile initializes CUDA in the parent (it saves the CUDA RNG state), "
-                    "after which torch cannot compile in fork-started workers at all ('Cannot re-initialize CUDA in "
-                    "forked subprocess'), monitor or not")
+        pytest.skip(
+            "on a CUDA host every Dynamo compile initializes CUDA in the parent (it saves the CUDA RNG state), "
+            "after which torch cannot compile in fork-started workers at all ('Cannot re-initialize CUDA in "
+            "forked subprocess'), monitor or not"
+        )
     model = Tower(2)
     mon = start(regions(2) + "[monitor]\nport = 0\n", model, serve=True)
     sizes(model, [1])
@@ -468,8 +511,9 @@ def test_dataloader_workers_forked_after_start_while_scrapes_run_neither_hang_no
     thread = threading.Thread(target=scraper)
     thread.start()
     try:
-        loader = torch.utils.data.DataLoader(Squares(model), batch_size=None, num_workers=2,
-                                             multiprocessing_context="fork", timeout=120)
+        loader = torch.utils.data.DataLoader(
+            Squares(model), batch_size=None, num_workers=2, multiprocessing_context="fork", timeout=120
+        )
         for _ in range(2):
             got = [float(v) for v in loader]
     finally:
@@ -548,8 +592,13 @@ with torch.no_grad():
 def sigterm_during_compile(tmp_path: Path, mode: str) -> subprocess.Popen:
     script = tmp_path / "job.py"
     script.write_text(SIGTERM_SCRIPT)
-    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path), mode], cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path), mode],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 300
     while not (tmp_path / "compiling").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else "slow"
@@ -578,6 +627,7 @@ def test_sigterm_during_a_compile_with_the_default_signal_action_still_writes_th
 
 # ---- the Inductor cache directory disappearing under a running job -----------------------------------------------
 
+
 @pytest.mark.slow
 def test_inductor_cache_dir_deleted_then_unusable_mid_run_never_breaks_the_monitor(start, tmp_path: Path, monkeypatch):
     cache = tmp_path / "inductor-cache"
@@ -588,7 +638,7 @@ def test_inductor_cache_dir_deleted_then_unusable_mid_run_never_breaks_the_monit
     shutil.rmtree(cache)
     outs += sizes(model, [2])
     assert cache.is_dir()
-    assert all(torch.allclose(a, b) for a, b in zip(outs, eager_reference(1, [1, 2])))
+    assert all(torch.allclose(a, b) for a, b in zip(outs, eager_reference(1, [1, 2]), strict=True))
     shutil.rmtree(cache)
     cache.write_text("a file where the cache directory should be: nothing can be written under it")
     with pytest.raises(Exception) as failed:
@@ -606,8 +656,9 @@ def test_inductor_cache_dir_deleted_then_unusable_mid_run_never_breaks_the_monit
 
 
 @pytest.mark.slow
-def test_a_full_cache_filesystem_fails_torchs_compile_not_the_monitor_and_doctor_reports_it(start, tmpfs, tmp_path,
-                                                                                             monkeypatch):
+def test_a_full_cache_filesystem_fails_torchs_compile_not_the_monitor_and_doctor_reports_it(
+    start, tmpfs, tmp_path, monkeypatch
+):
     disk = tmpfs("size=64m")  # room for a whole compile once the filler is gone (torch 2.11's C++ wrapper .so)
     cache = disk / "inductor"
     cache.mkdir()
@@ -626,8 +677,14 @@ def test_a_full_cache_filesystem_fails_torchs_compile_not_the_monitor_and_doctor
     TALLY["faults_injected"] += 1
     (tmp_path / "job.toml").write_text(f'[contract]\nname = "full"\n[cache]\ndir = "{cache}"\nmin_free_gib = 0.001\n')
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
-    proc = subprocess.run([sys.executable, "-m", "contract.cli", "doctor", str(tmp_path / "job.toml")], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "contract.cli", "doctor", str(tmp_path / "job.toml")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and "CC206" in proc.stdout, proc.stdout + proc.stderr
     (disk / "filler").unlink()
     outs = sizes(model, [1])  # space is back: the job compiles, the monitor counted both attempts

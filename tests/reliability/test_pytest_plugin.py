@@ -1,4 +1,5 @@
 """The pytest plugin, run through `pytester` on generated test suites that compile real models."""
+
 from __future__ import annotations
 
 import pytest
@@ -60,20 +61,26 @@ def run(model, steps):
 
 
 def contract(action: str = "alert", extra: str = "") -> str:
-    return (f'[contract]\nname = "plugin"\n[defaults]\nbackend = "eager"\non_breach = "{action}"\n'
-            f'[[region]]\nname = "part"\nmodule = "part"\n{extra}'
-            '[[allow]]\ncode = "CC301"\nwhere = "*"\nreason = "the models recompile on purpose: the runtime budget is tested"\n')
+    return (
+        f'[contract]\nname = "plugin"\n[defaults]\nbackend = "eager"\non_breach = "{action}"\n'
+        f'[[region]]\nname = "part"\nmodule = "part"\n{extra}'
+        '[[allow]]\ncode = "CC301"\nwhere = "*"\nreason = "the models recompile on purpose: the runtime budget is tested"\n'
+    )
 
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makepyfile(models=MODELS)
-    pytester.makefile(".toml", contract=contract(), fail_contract=contract("fail"),
-                      broken='[contract]\nname = "b"\n[[region]]\nname = "part"\nmodule = "nothing.here"\n')
+    pytester.makefile(
+        ".toml",
+        contract=contract(),
+        fail_contract=contract("fail"),
+        broken='[contract]\nname = "b"\n[[region]]\nname = "part"\nmodule = "nothing.here"\n',
+    )
     return pytester
 
 
-PASSING = '''
+PASSING = """
 import pytest
 from models import Clean, Counting, Net, run
 import monitor
@@ -103,17 +110,18 @@ def test_option_names_the_contract(compile_contract):
 @pytest.mark.compile_contract("contract.toml")
 def test_marker_without_the_fixture():
     pass
-'''
+"""
 
 
 def test_models_within_their_contract_pass_and_the_marker_overrides_the_option(suite) -> None:
     suite.makepyfile(test_passing=PASSING)
-    result = suite.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers", "-v",
-                                        "--compile-contract", "contract.toml")
+    result = suite.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--strict-markers", "-v", "--compile-contract", "contract.toml"
+    )
     result.assert_outcomes(passed=4)
 
 
-BREACHING = '''
+BREACHING = """
 import pytest
 from models import Breaking, Clean, Counting, Net, run
 
@@ -150,7 +158,7 @@ def test_own_failure(compile_contract):
     compile_contract(model).mark_warm()
     run(model, 3)
     assert False, "the user's own assertion"
-'''
+"""
 
 
 def test_budget_breaches_fail_the_test_with_the_region_and_the_reasons(suite) -> None:
@@ -158,21 +166,26 @@ def test_budget_breaches_fail_the_test_with_the_region_and_the_reasons(suite) ->
     result = suite.runpytest_subprocess("-p", "no:cacheprovider", "-v")
     result.assert_outcomes(failed=5)
     out = result.stdout.str()
-    result.stdout.fnmatch_lines([
-        "*_ test_storm _*", "*compile contract exceeded:*",
-        "*region 'part': recompile budget exceeded (3 recompiles after warm-up > 0)*self.calls*",
-        "*_ test_breaks _*",
-        "*region 'part': graph break budget exceeded (a compile broke the graph more than 0 times*",
-        "*_ test_fail_action _*", "*RecompileBudgetExceeded: region 'part' exceeded its recompile budget*",
-        "*_ test_expected_breach_missing _*",
-        "*compile contract: expected a budget breach in 'part', but the region stayed within its budgets*",
-        "*_ test_own_failure _*", "*the user's own assertion*",
-    ])
-    own = out[out.index("_ test_own_failure _"):]
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_storm _*",
+            "*compile contract exceeded:*",
+            "*region 'part': recompile budget exceeded (3 recompiles after warm-up > 0)*self.calls*",
+            "*_ test_breaks _*",
+            "*region 'part': graph break budget exceeded (a compile broke the graph more than 0 times*",
+            "*_ test_fail_action _*",
+            "*RecompileBudgetExceeded: region 'part' exceeded its recompile budget*",
+            "*_ test_expected_breach_missing _*",
+            "*compile contract: expected a budget breach in 'part', but the region stayed within its budgets*",
+            "*_ test_own_failure _*",
+            "*the user's own assertion*",
+        ]
+    )
+    own = out[out.index("_ test_own_failure _") :]
     assert "compile contract exceeded" not in own.split("Captured", 1)[0]
 
 
-REFUSED = '''
+REFUSED = """
 import pytest
 from models import Clean, Net
 
@@ -190,17 +203,20 @@ def test_missing(compile_contract):
 @pytest.mark.compile_contract()
 def test_marker_without_path(compile_contract):
     pass
-'''
+"""
 
 
 def test_refused_contracts_and_missing_paths_fail_with_one_clear_message_and_no_traceback(suite) -> None:
     suite.makepyfile(test_refused=REFUSED)
     result = suite.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=3, errors=1)
-    result.stdout.fnmatch_lines([
-        "*@pytest.mark.compile_contract needs the contract path*",
-        "*the model does not pass its contract*", "*region[[]0[]].module: CC501*",
-        "*compile_contract: no contract; add @pytest.mark.compile_contract(path) or pass --compile-contract PATH*",
-        "*missing.toml: no such contract file*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*@pytest.mark.compile_contract needs the contract path*",
+            "*the model does not pass its contract*",
+            "*region[[]0[]].module: CC501*",
+            "*compile_contract: no contract; add @pytest.mark.compile_contract(path) or pass --compile-contract PATH*",
+            "*missing.toml: no such contract file*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()

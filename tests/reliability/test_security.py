@@ -1,5 +1,6 @@
 """Security: a contract is data. It never runs code except the `model`/`step` callables it names; its paths resolve
 relative to the contract file; hostile strings stay bounded, one-line findings."""
+
 from __future__ import annotations
 
 import ast
@@ -10,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from contract.pipeline import check
 from contract.cli import main
 from contract.demo import build_model
 from contract.document.load import load
-from tests.reliability import _toml
+from contract.pipeline import check
 from tests import ROOT
+from tests.reliability import _toml
 
 PACKAGES = ("contract", "monitor")
 SENTINEL_MODULE = "ccsec_sentinel_module"
@@ -37,11 +38,18 @@ def dangerous_calls(path: Path) -> list[str]:
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
         builtin = isinstance(func, ast.Name) or owner == "builtins"
-        bad = (builtin and name in ("eval", "exec", "compile", "__import__")
-               or owner == "os" and (name in ("system", "popen") or name.startswith(("exec", "spawn")))
-               or owner == "pickle" and name in ("load", "loads")
-               or any(k.arg == "shell" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
-                      for k in node.keywords))
+        bad = (
+            builtin
+            and name in ("eval", "exec", "compile", "__import__")
+            or owner == "os"
+            and (name in ("system", "popen") or name.startswith(("exec", "spawn")))
+            or owner == "pickle"
+            and name in ("load", "loads")
+            or any(
+                k.arg == "shell" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+                for k in node.keywords
+            )
+        )
         if bad:
             hits.append(f"{path.relative_to(ROOT)}:{node.lineno} {owner + '.' if owner else ''}{name}")
     return hits
@@ -55,11 +63,19 @@ def test_the_shipped_packages_contain_no_eval_exec_shell_or_pickle_calls() -> No
 
 def test_the_source_scan_does_flag_each_dangerous_call(tmp_path: Path, monkeypatch) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("import os, subprocess, pickle\neval('1')\nexec('x=1')\nos.system('id')\n"
-                   "subprocess.run('id', shell=True)\npickle.loads(b'')\n__import__('os')\n")
+    bad.write_text(
+        "import os, subprocess, pickle\neval('1')\nexec('x=1')\nos.system('id')\n"
+        "subprocess.run('id', shell=True)\npickle.loads(b'')\n__import__('os')\n"
+    )
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
-    assert [h.split(" ")[1] for h in dangerous_calls(bad)] == ["eval", "exec", "os.system", "subprocess.run", "pickle.loads",
-                                                              "__import__"]
+    assert [h.split(" ")[1] for h in dangerous_calls(bad)] == [
+        "eval",
+        "exec",
+        "os.system",
+        "subprocess.run",
+        "pickle.loads",
+        "__import__",
+    ]
 
 
 FIXED_NAME_IMPORTERS = {
@@ -70,8 +86,11 @@ FIXED_NAME_IMPORTERS = {
 
 
 def test_only_refs_imports_modules_by_a_name_from_the_contract() -> None:
-    importers = {str(p.relative_to(ROOT)) for p in sources()
-                 if "import_module(" in p.read_text() or "importlib.util.spec_from" in p.read_text()}
+    importers = {
+        str(p.relative_to(ROOT))
+        for p in sources()
+        if "import_module(" in p.read_text() or "importlib.util.spec_from" in p.read_text()
+    }
     assert importers == {"contract/document/refs.py", *FIXED_NAME_IMPORTERS}
 
 
@@ -87,7 +106,8 @@ def sentinel(tmp_path: Path, monkeypatch) -> Path:
         "def build():\n"
         f"    Path({str(marker)!r} + '.called').touch()\n"
         "    from contract.demo import build_model\n"
-        "    return build_model()\n")
+        "    return build_model()\n"
+    )
     monkeypatch.syspath_prepend(str(pkg))
     monkeypatch.delitem(sys.modules, SENTINEL_MODULE, raising=False)
     yield marker
@@ -146,15 +166,23 @@ def test_the_cli_runs_the_named_model_only_when_no_flag_overrides_it(tmp_path: P
     assert marks(sentinel) == {".imported", ".called"}
 
 
-CODE_STRINGS = ["__import__('os').system('touch {m}')", "$(touch {m})", "`touch {m}`", "; touch {m} #",
-                "{{m}}{{__import__}}", "eval(\"open('{m}','w')\")"]
+CODE_STRINGS = [
+    "__import__('os').system('touch {m}')",
+    "$(touch {m})",
+    "`touch {m}`",
+    "; touch {m} #",
+    "{{m}}{{__import__}}",
+    "eval(\"open('{m}','w')\")",
+]
 
 
 @pytest.mark.parametrize("payload", CODE_STRINGS)
 def test_code_in_every_string_value_stays_data(payload: str, tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     s = _toml.string(payload.format(m=marker))
-    path = write(tmp_path, f"""
+    path = write(
+        tmp_path,
+        f"""
 [contract]
 name = {s}
 description = {s}
@@ -189,7 +217,8 @@ backend = {s}
 code = "CC001"
 where = {s}
 reason = {s}
-""")
+""",
+    )
     load(path)
     check(path, build_model())
     rc, out, err = cli("check", str(path), "--model", "contract.demo:build_model", "--step", "contract.demo:step")
@@ -197,8 +226,9 @@ reason = {s}
     assert not marker.exists()
 
 
-def test_relative_paths_resolve_against_the_contract_file_not_the_working_directory(tmp_path: Path,
-                                                                                      monkeypatch) -> None:
+def test_relative_paths_resolve_against_the_contract_file_not_the_working_directory(
+    tmp_path: Path, monkeypatch
+) -> None:
     home = tmp_path / "deploy" / "contracts"
     home.mkdir(parents=True)
     path = write(home, '[contract]\nname = "p"\n[cache]\ndir = "../cache/inductor"\n')
@@ -218,9 +248,12 @@ HOSTILE_NAMES = ["a\"b'c", "line\nbreak", "tab\tand\u2028sep", "x" * 200_000, "r
 @pytest.mark.parametrize("name", HOSTILE_NAMES, ids=["quotes", "newline", "separators", "200k_chars", "nul", "ansi"])
 def test_hostile_region_names_give_one_bounded_line_per_finding(name: str, tmp_path: Path) -> None:
     s = _toml.string(name)
-    path = write(tmp_path, f'[contract]\nname = "h"\n[[region]]\nname = {s}\nmodule = "layers.*"\n'
-                           f'reason = {s}\n[[region]]\nname = "ok"\nmodule = {s}\n'
-                           f'[[allow]]\ncode = "CC001"\nwhere = {s}\nreason = {s}\n')
+    path = write(
+        tmp_path,
+        f'[contract]\nname = "h"\n[[region]]\nname = {s}\nmodule = "layers.*"\n'
+        f'reason = {s}\n[[region]]\nname = "ok"\nmodule = {s}\n'
+        f'[[allow]]\ncode = "CC001"\nwhere = {s}\nreason = {s}\n',
+    )
     contract, binding, findings = check(path, build_model())
     assert {f.code for f in findings} >= {"CC003"}
     for f in findings:

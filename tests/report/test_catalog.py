@@ -1,4 +1,5 @@
 """Codes, docs and example files stay in step; every TOML example produces exactly the codes marked inline."""
+
 from __future__ import annotations
 
 import re

@@ -1,9 +1,11 @@
 """Scenario tests run the shipped contracts on real models, on the eager backend unless a scenario needs inductor."""
+
 from __future__ import annotations
 
 import sys
 
 import pytest
+
 from tests import ROOT
 
 if str(ROOT / "examples") not in sys.path:

@@ -1,12 +1,13 @@
 """Scenario 1: per-submodule compile settings from one contract."""
+
 from __future__ import annotations
 
 import torch
+from _common import check_and_apply, contract_path
+from scenario1_per_region import PER_REGION, compile_counts
 
 import monitor
-from _common import check_and_apply, contract_path
 from examples.models import build_pipeline, pipeline_inputs
-from scenario1_per_region import PER_REGION, compile_counts
 
 
 def test_each_part_gets_its_own_settings_and_results_match_eager(quiet_logger) -> None:

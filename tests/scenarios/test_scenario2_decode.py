@@ -1,15 +1,17 @@
 """Scenario 2: decode with a growing DynamicCache on a tiny Llama, per-layer regions."""
+
 from __future__ import annotations
 
 import pytest
 
 pytest.importorskip("transformers")
 
-import monitor  # noqa: E402
-from _common import check_and_apply, contract_path  # noqa: E402
-from contract.pipeline import check  # noqa: E402
-from contract.report.catalog import get  # noqa: E402
-from examples.models import build_llama, decode  # noqa: E402
+from _common import check_and_apply, contract_path
+
+import monitor
+from contract.pipeline import check
+from contract.report.catalog import get
+from examples.models import build_llama, decode
 
 
 def _decode_under(path: str, logger) -> dict:
@@ -26,8 +28,9 @@ def test_static_shapes_recompile_per_token_with_size_mismatch_reasons_and_breach
     snap = _decode_under("contracts/scenario2-decode-static.toml", quiet_logger)
     assert snap["breached"] and snap["budget_recompiles"] > 0
     assert snap["recompile_limit_hits"] >= 1
-    assert any("size mismatch at index 2" in r for e in quiet_logger.events if e["event"] == "recompile"
-               for r in [e["guard"]])
+    assert any(
+        "size mismatch at index 2" in r for e in quiet_logger.events if e["event"] == "recompile" for r in [e["guard"]]
+    )
 
 
 def test_dynamic_sequence_contract_holds_zero_recompiles_after_warmup(quiet_logger) -> None:

@@ -1,11 +1,12 @@
 """Scenario 3: decoder-level vs layer-level regions with an engine that warms up batch sizes 1..B."""
+
 from __future__ import annotations
 
 import pytest
 
 pytest.importorskip("transformers")
 
-from scenario3_granularity import run  # noqa: E402
+from scenario3_granularity import run
 
 
 @pytest.mark.parametrize("granularity", ["decoder", "layers"])

@@ -1,4 +1,5 @@
 """Scenario 5: opaque custom kernels and graph breaks under a zero graph-break budget."""
+
 from __future__ import annotations
 
 from scenario5_custom_ops import run

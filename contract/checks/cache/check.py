@@ -5,17 +5,18 @@ its full compile tax, or lets another user plant code. Nothing here imports torc
 switches are read only when the compiler is already loaded (`check`), never loaded just to look (`doctor`).
 The directory checks live in `dirs` and `security`, the remote ones in `remote`.
 """
+
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from contract.checks.cache.dirs import CacheDir, check_dir, resolve_dir
 from contract.checks.cache.remote import check_remote, remote_unused
 from contract.checks.cache.rules import CACHE_DISABLED, ENV_NOT_EFFECTIVE
 from contract.env import CACHE_DIR_VAR, compiler_imported, default_cache_dir
 from contract.findings import Finding
-
 
 SWITCHES = {
     "fx_graph_cache": (("TORCHINDUCTOR_FX_GRAPH_CACHE",), True),
@@ -69,9 +70,14 @@ def _too_late(environ: Mapping[str, str], switches: dict[str, bool] | None) -> l
         found = _env_switch(name, environ)
         if found and found[1] != switches[name]:
             var = found[0]
-            out.append(ENV_NOT_EFFECTIVE.finding(var, f"{var}={environ[var]} is ignored: torch's {name} is "
-                                                 f"{switches[name]} (the variable was set after torch._dynamo was imported)",
-                                                 f"export {var}={environ[var]} before python starts, not in os.environ after import"))
+            out.append(
+                ENV_NOT_EFFECTIVE.finding(
+                    var,
+                    f"{var}={environ[var]} is ignored: torch's {name} is "
+                    f"{switches[name]} (the variable was set after torch._dynamo was imported)",
+                    f"export {var}={environ[var]} before python starts, not in os.environ after import",
+                )
+            )
     return out
 
 
@@ -83,8 +89,13 @@ def _dir_mismatch(cache_dir: CacheDir, environ: Mapping[str, str]) -> list[Findi
     used = os.path.abspath(now) if now else default_cache_dir()
     if os.path.realpath(used) == os.path.realpath(cache_dir.path):
         return []
-    return [ENV_NOT_EFFECTIVE.finding(CACHE_DIR_VAR, f"torch will use {used}, not [cache] dir {cache_dir.path}",
-                                      f"export {CACHE_DIR_VAR}={cache_dir.path} before python starts")]
+    return [
+        ENV_NOT_EFFECTIVE.finding(
+            CACHE_DIR_VAR,
+            f"torch will use {used}, not [cache] dir {cache_dir.path}",
+            f"export {CACHE_DIR_VAR}={cache_dir.path} before python starts",
+        )
+    ]
 
 
 def _disabled(spec: Any, environ: Mapping[str, str], switches: dict[str, bool] | None) -> list[Finding]:
@@ -95,8 +106,11 @@ def _disabled(spec: Any, environ: Mapping[str, str], switches: dict[str, bool] |
             continue
         where = _why_off(name, environ, switches)
         if where:
-            out.append(CACHE_DISABLED.finding(where, f"the {label} is disabled, but [cache] {name} = true requires it",
-                                              _disabled_fix(where, name)))
+            out.append(
+                CACHE_DISABLED.finding(
+                    where, f"the {label} is disabled, but [cache] {name} = true requires it", _disabled_fix(where, name)
+                )
+            )
     return out
 
 
@@ -112,8 +126,10 @@ def _why_off(name: str, environ: Mapping[str, str], switches: dict[str, bool] | 
     if switches["force_disable_caches"]:
         return "torch.compiler.config.force_disable_caches"
     if not switches[name]:
-        return {"fx_graph_cache": "torch._inductor.config.fx_graph_cache",
-                "autograd_cache": "torch._functorch.config.enable_autograd_cache"}[name]
+        return {
+            "fx_graph_cache": "torch._inductor.config.fx_graph_cache",
+            "autograd_cache": "torch._functorch.config.enable_autograd_cache",
+        }[name]
     return None
 
 

@@ -1,16 +1,17 @@
 """The cache directory torch will use, and whether it can serve as one: absolute, a writable directory, persistent,
 executable, with space and inodes to spare (CC202-CC206), and safe from other users (`security`, CC207)."""
+
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from contract.checks.cache.rules import DIR_NOT_ABSOLUTE, DIR_UNUSABLE, LOW_SPACE, NOEXEC, NOT_PERSISTENT
 from contract.checks.cache.security import insecure
 from contract.env import CACHE_DIR_VAR, EnvSnapshot, default_cache_dir
 from contract.findings import Finding
-
 
 VOLATILE_FS = frozenset({"tmpfs", "ramfs"})
 
@@ -55,11 +56,17 @@ def check_dir(cache_dir: CacheDir, spec: Any) -> list[Finding]:
     """CC202-CC207 on one cache dir."""
     out = []
     if not os.path.isabs(cache_dir.raw) and cache_dir.source == CACHE_DIR_VAR:
-        out.append(DIR_NOT_ABSOLUTE.finding(CACHE_DIR_VAR, f"{CACHE_DIR_VAR}={cache_dir.raw} is relative to the "
-                                            "working directory", f"export {CACHE_DIR_VAR}={cache_dir.path} before python starts"))
+        out.append(
+            DIR_NOT_ABSOLUTE.finding(
+                CACHE_DIR_VAR,
+                f"{CACHE_DIR_VAR}={cache_dir.raw} is relative to the working directory",
+                f"export {CACHE_DIR_VAR}={cache_dir.path} before python starts",
+            )
+        )
     if "\0" in cache_dir.path:
-        return out + [DIR_UNUSABLE.finding(_label(cache_dir), "the cache dir contains a NUL byte",
-                                           "use a plain absolute path")]
+        return out + [
+            DIR_UNUSABLE.finding(_label(cache_dir), "the cache dir contains a NUL byte", "use a plain absolute path")
+        ]
     existing = nearest_existing(cache_dir.path)
     usable = _usable(cache_dir, existing)
     if usable:
@@ -81,24 +88,34 @@ def _usable(cache_dir: CacheDir, existing: str) -> Finding | None:
     """CC203: a writable directory, or a writable parent to create it in."""
     where, what = cache_dir.path, _label(cache_dir)
     if not os.path.isdir(existing):
-        return DIR_UNUSABLE.finding(where, f"{what}: {existing} is not a directory", "point the cache dir at a directory")
+        return DIR_UNUSABLE.finding(
+            where, f"{what}: {existing} is not a directory", "point the cache dir at a directory"
+        )
     if existing == cache_dir.path and not os.access(existing, os.W_OK | os.X_OK | os.R_OK):
-        return DIR_UNUSABLE.finding(where, f"{what} is not writable by uid {os.geteuid()}",
-                                    "chown the dir to the job's user, or use a dir it owns")
+        return DIR_UNUSABLE.finding(
+            where,
+            f"{what} is not writable by uid {os.geteuid()}",
+            "chown the dir to the job's user, or use a dir it owns",
+        )
     if existing != cache_dir.path and not os.access(existing, os.W_OK | os.X_OK):
-        return DIR_UNUSABLE.finding(where, f"{what} does not exist and {existing} is not writable to create it",
-                                    f"mkdir -p {cache_dir.path} as the job's user, or use a dir it owns")
+        return DIR_UNUSABLE.finding(
+            where,
+            f"{what} does not exist and {existing} is not writable to create it",
+            f"mkdir -p {cache_dir.path} as the job's user, or use a dir it owns",
+        )
     return None
 
 
 def _label(cache_dir: CacheDir) -> str:
     """How a message names the dir: by where it came from."""
-    return {"cache.dir": "[cache] dir", CACHE_DIR_VAR: CACHE_DIR_VAR, "default": "torch's default cache dir"}[cache_dir.source]
+    return {"cache.dir": "[cache] dir", CACHE_DIR_VAR: CACHE_DIR_VAR, "default": "torch's default cache dir"}[
+        cache_dir.source
+    ]
 
 
 def mount_of(path: str, mounts_file: str = "/proc/mounts") -> tuple[str, str, frozenset[str]]:
     """(mount point, fs type, options) of the mount containing a real path, from the kernel's mount table."""
-    best = ("/", "", frozenset())
+    best: tuple[str, str, frozenset[str]] = ("/", "", frozenset())
     try:
         with open(mounts_file, encoding="utf-8", errors="replace") as fh:
             lines = fh.read().splitlines()
@@ -128,11 +145,17 @@ def _persistent(cache_dir: CacheDir, spec: Any, mount: tuple[str, str, frozenset
         return []
     fix = f"export {CACHE_DIR_VAR}=/mnt/persist/inductor before python starts and set [cache] dir to it"
     if cache_dir.path == default_cache_dir():
-        return [NOT_PERSISTENT.finding(cache_dir.path, f"{_label(cache_dir)} {cache_dir.path} is torch's default "
-                                       "temporary dir", fix)]
+        return [
+            NOT_PERSISTENT.finding(
+                cache_dir.path, f"{_label(cache_dir)} {cache_dir.path} is torch's default temporary dir", fix
+            )
+        ]
     if mount[1] in VOLATILE_FS:
-        return [NOT_PERSISTENT.finding(cache_dir.path, f"{_label(cache_dir)} is on {mount[1]} ({mount[0]}), lost on "
-                                       "restart", fix)]
+        return [
+            NOT_PERSISTENT.finding(
+                cache_dir.path, f"{_label(cache_dir)} is on {mount[1]} ({mount[0]}), lost on restart", fix
+            )
+        ]
     return []
 
 
@@ -140,8 +163,13 @@ def _noexec(cache_dir: CacheDir, mount: tuple[str, str, frozenset[str]]) -> list
     """CC205: Inductor loads the shared libraries it compiles from the cache dir."""
     if "noexec" not in mount[2]:
         return []
-    return [NOEXEC.finding(cache_dir.path, f"{_label(cache_dir)} is on {mount[0]}, mounted noexec: compiled "
-                           "kernels cannot be loaded", "move the cache dir to a filesystem mounted without noexec")]
+    return [
+        NOEXEC.finding(
+            cache_dir.path,
+            f"{_label(cache_dir)} is on {mount[0]}, mounted noexec: compiled kernels cannot be loaded",
+            "move the cache dir to a filesystem mounted without noexec",
+        )
+    ]
 
 
 def _space(cache_dir: CacheDir, existing: str, spec: Any) -> list[Finding]:
@@ -153,10 +181,19 @@ def _space(cache_dir: CacheDir, existing: str, spec: Any) -> list[Finding]:
     out = []
     free = st.f_bavail * st.f_frsize
     if free < spec.min_free_gib * GIB:
-        out.append(LOW_SPACE.finding(cache_dir.path, f"{free / GIB:.2f} GiB free, below min_free_gib = "
-                                     f"{spec.min_free_gib:g}", "free space, move the cache dir, or lower cache.min_free_gib"))
+        out.append(
+            LOW_SPACE.finding(
+                cache_dir.path,
+                f"{free / GIB:.2f} GiB free, below min_free_gib = {spec.min_free_gib:g}",
+                "free space, move the cache dir, or lower cache.min_free_gib",
+            )
+        )
     if st.f_files > 0 and st.f_favail < spec.min_free_inodes:
-        out.append(LOW_SPACE.finding(cache_dir.path, f"{st.f_favail} free inodes, below min_free_inodes = "
-                                     f"{spec.min_free_inodes}", "delete old cache entries, move the cache dir, or lower "
-                                     "cache.min_free_inodes"))
+        out.append(
+            LOW_SPACE.finding(
+                cache_dir.path,
+                f"{st.f_favail} free inodes, below min_free_inodes = {spec.min_free_inodes}",
+                "delete old cache entries, move the cache dir, or lower cache.min_free_inodes",
+            )
+        )
     return out

@@ -1,11 +1,12 @@
 """The remote cache (CC209, CC210): a Redis that must answer `PING` at start (TLS for `rediss://`, AUTH from the URL),
 and that torch's own remote-cache switches actually point at."""
+
 from __future__ import annotations
 
 import socket
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 from urllib.parse import unquote, urlsplit
 
 from contract.checks.cache.rules import REMOTE_DOWN, REMOTE_UNUSED
@@ -31,9 +32,13 @@ class RedisAddress:
 def redis_address(url: str) -> RedisAddress:
     """Parse `redis[s]://[[user]:pass@]host[:port][/db]` (raises ValueError for a bad port)."""
     parts = urlsplit(url)
-    return RedisAddress(host=parts.hostname or "localhost", port=parts.port or 6379,
-                        username=unquote(parts.username) if parts.username else None,
-                        password=unquote(parts.password) if parts.password else None, tls=parts.scheme == "rediss")
+    return RedisAddress(
+        host=parts.hostname or "localhost",
+        port=parts.port or 6379,
+        username=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password else None,
+        tls=parts.scheme == "rediss",
+    )
 
 
 def check_remote(url: str, timeout_s: float = 1.0) -> list[Finding]:
@@ -42,16 +47,29 @@ def check_remote(url: str, timeout_s: float = 1.0) -> list[Finding]:
         addr = redis_address(url)
     except ValueError as exc:
         return [REMOTE_DOWN.finding("cache.remote", f"cannot parse {url!r}: {exc}", 'write it as "redis://host:port"')]
-    problem = ping_redis(addr.host, addr.port, username=addr.username, password=addr.password, tls=addr.tls,
-                         timeout_s=timeout_s)
+    problem = ping_redis(
+        addr.host, addr.port, username=addr.username, password=addr.password, tls=addr.tls, timeout_s=timeout_s
+    )
     if problem is None:
         return []
-    return [REMOTE_DOWN.finding("cache.remote", f"Redis at {addr.host}:{addr.port} does not answer: {problem}",
-                                f"start Redis on {addr.host}:{addr.port} or correct cache.remote; check the network path")]
+    return [
+        REMOTE_DOWN.finding(
+            "cache.remote",
+            f"Redis at {addr.host}:{addr.port} does not answer: {problem}",
+            f"start Redis on {addr.host}:{addr.port} or correct cache.remote; check the network path",
+        )
+    ]
 
 
-def ping_redis(host: str, port: int, *, password: str | None = None, username: str | None = None, tls: bool = False,
-               timeout_s: float = 1.0) -> str | None:
+def ping_redis(
+    host: str,
+    port: int,
+    *,
+    password: str | None = None,
+    username: str | None = None,
+    tls: bool = False,
+    timeout_s: float = 1.0,
+) -> str | None:
     """None when the server answers PONG, else why not (one line); `AUTH user pass` for an ACL user."""
     try:
         with socket.create_connection((host, port), timeout=timeout_s) as raw:
@@ -97,12 +115,24 @@ def remote_unused(url: str, environ: Mapping[str, str], switches: dict[str, bool
     fix = f"export TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE=1 TORCHINDUCTOR_REDIS_URL={url} before python starts"
     out = []
     if importlib.util.find_spec("redis") is None:
-        out.append(REMOTE_UNUSED.finding("cache.remote", "the redis Python package is not installed; torch needs it "
-                                         "for the remote cache", "pip install redis"))
-    enabled = switches["fx_graph_remote_cache"] if switches else environ.get("TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE") == "1"
+        out.append(
+            REMOTE_UNUSED.finding(
+                "cache.remote",
+                "the redis Python package is not installed; torch needs it for the remote cache",
+                "pip install redis",
+            )
+        )
+    enabled = (
+        switches["fx_graph_remote_cache"] if switches else environ.get("TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE") == "1"
+    )
     if not enabled:
-        out.append(REMOTE_UNUSED.finding("TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE", "the remote FX graph cache is off "
-                                         "(it is off by default outside Meta)", fix))
+        out.append(
+            REMOTE_UNUSED.finding(
+                "TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE",
+                "the remote FX graph cache is off (it is off by default outside Meta)",
+                fix,
+            )
+        )
         return out
     target = _torch_redis_target(environ)
     try:
@@ -110,8 +140,11 @@ def remote_unused(url: str, environ: Mapping[str, str], switches: dict[str, bool
     except ValueError:
         return out  # CC209 already reports the unparsable URL
     if target != wanted:
-        out.append(REMOTE_UNUSED.finding("TORCHINDUCTOR_REDIS_URL", f"torch would connect to {target[0]}:{target[1]}, "
-                                         f"not {url}", fix))
+        out.append(
+            REMOTE_UNUSED.finding(
+                "TORCHINDUCTOR_REDIS_URL", f"torch would connect to {target[0]}:{target[1]}, not {url}", fix
+            )
+        )
     return out
 
 

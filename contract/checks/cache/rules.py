@@ -1,9 +1,14 @@
 """CC2xx rules: the Inductor cache preflight, from `[cache]` (checks in `check`, `dirs`, `remote`)."""
+
 from __future__ import annotations
 
 from contract.findings import Rule
 
-ENV_NOT_EFFECTIVE = Rule(code="CC201", name="cache-env-not-effective", severity="error", doc="""\
+ENV_NOT_EFFECTIVE = Rule(
+    code="CC201",
+    name="cache-env-not-effective",
+    severity="error",
+    doc="""\
 ## What it does
 Compares the cache variables in the environment with what torch actually uses: `TORCHINDUCTOR_FX_GRAPH_CACHE`,
 `TORCHINDUCTOR_AUTOGRAD_CACHE` and `TORCHINDUCTOR_FORCE_DISABLE_CACHES` against the effective
@@ -28,9 +33,14 @@ dir = "/mnt/persist/inductor"   # expect: CC201 (TORCHINDUCTOR_CACHE_DIR is not 
 ## Fix
 Export the variables before Python starts, e.g. `export TORCHINDUCTOR_CACHE_DIR=/mnt/persist/inductor` in the
 launcher, not `os.environ[...] = ...` after `import torch`.
-""")
+""",
+)
 
-DIR_NOT_ABSOLUTE = Rule(code="CC202", name="cache-dir-not-absolute", severity="error", doc="""\
+DIR_NOT_ABSOLUTE = Rule(
+    code="CC202",
+    name="cache-dir-not-absolute",
+    severity="error",
+    doc="""\
 ## What it does
 Reports a relative `TORCHINDUCTOR_CACHE_DIR`.
 
@@ -50,9 +60,14 @@ min_free_gib = 1.0   # expect: CC202 (with TORCHINDUCTOR_CACHE_DIR=cache/inducto
 ## Fix
 `export TORCHINDUCTOR_CACHE_DIR=/absolute/path` before Python starts, or set `[cache] dir` (relative paths there
 resolve against the contract file).
-""")
+""",
+)
 
-DIR_UNUSABLE = Rule(code="CC203", name="cache-dir-unusable", severity="error", doc="""\
+DIR_UNUSABLE = Rule(
+    code="CC203",
+    name="cache-dir-unusable",
+    severity="error",
+    doc="""\
 ## What it does
 Checks that the cache dir is a directory this process can write, or can be created (its nearest existing parent
 is a writable directory).
@@ -70,9 +85,14 @@ dir = "/proc/inductor-cache"   # expect: CC203
 ## Fix
 Point `[cache] dir` / `TORCHINDUCTOR_CACHE_DIR` at a directory the job's user owns, e.g.
 `mkdir -p /mnt/persist/inductor`.
-""")
+""",
+)
 
-NOT_PERSISTENT = Rule(code="CC204", name="cache-dir-not-persistent", severity="error", doc="""\
+NOT_PERSISTENT = Rule(
+    code="CC204",
+    name="cache-dir-not-persistent",
+    severity="error",
+    doc="""\
 ## What it does
 With `require_persistent = true`, reports a cache dir on tmpfs/ramfs (from `/proc/mounts`) or torch's default
 `/tmp/torchinductor_<user>`.
@@ -90,9 +110,14 @@ require_persistent = true   # expect: CC204 (no dir: torch's default /tmp/torchi
 ## Fix
 Use a directory on persistent storage: `export TORCHINDUCTOR_CACHE_DIR=/mnt/persist/inductor` before Python
 starts and set `[cache] dir` to the same path.
-""")
+""",
+)
 
-NOEXEC = Rule(code="CC205", name="cache-dir-noexec", severity="error", doc="""\
+NOEXEC = Rule(
+    code="CC205",
+    name="cache-dir-noexec",
+    severity="error",
+    doc="""\
 ## What it does
 Reports a cache dir on a filesystem mounted `noexec` (from `/proc/mounts`).
 
@@ -110,9 +135,14 @@ dir = "/mnt/noexec/inductor"   # expect: CC205 (on a noexec mount)
 
 ## Fix
 Move the cache dir to a filesystem mounted without `noexec`.
-""")
+""",
+)
 
-LOW_SPACE = Rule(code="CC206", name="cache-low-space", severity="error", doc="""\
+LOW_SPACE = Rule(
+    code="CC206",
+    name="cache-low-space",
+    severity="error",
+    doc="""\
 ## What it does
 Checks free bytes and free inodes of the cache dir's filesystem (`os.statvfs`, as available to this user) against
 `min_free_gib` and `min_free_inodes`. Filesystems that do not report inodes (0 total) skip the inode check.
@@ -129,9 +159,14 @@ min_free_gib = 1000000   # expect: CC206
 
 ## Fix
 Free space or inodes (clean old cache entries), move the cache dir, or lower the threshold if the job needs less.
-""")
+""",
+)
 
-INSECURE = Rule(code="CC207", name="cache-dir-insecure", severity="error", doc="""\
+INSECURE = Rule(
+    code="CC207",
+    name="cache-dir-insecure",
+    severity="error",
+    doc="""\
 ## What it does
 Checks the cache dir and every parent, both as written and after resolving symlinks: none may be writable by
 other users without the sticky bit, whether through the world bits or through a group that has members other
@@ -155,9 +190,14 @@ dir = "/shared/open/inductor"   # expect: CC207 (/shared/open is mode 0777)
 ## Fix
 Use a dir owned by the job's user under parents only it (or root) can write: `chmod o-w` (or `chmod g-w` for a
 shared group) the parent, or add the sticky bit (`chmod +t`), or move the cache dir.
-""")
+""",
+)
 
-CACHE_DISABLED = Rule(code="CC208", name="required-cache-disabled", severity="error", doc="""\
+CACHE_DISABLED = Rule(
+    code="CC208",
+    name="required-cache-disabled",
+    severity="error",
+    doc="""\
 ## What it does
 With `fx_graph_cache = true` / `autograd_cache = true`, reports the FX graph cache / AOTAutograd cache disabled:
 by `TORCHINDUCTOR_FX_GRAPH_CACHE=0`, `TORCHINDUCTOR_AUTOGRAD_CACHE=0`, `TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`, or
@@ -174,9 +214,14 @@ fx_graph_cache = true   # expect: CC208 (with TORCHINDUCTOR_FX_GRAPH_CACHE=0)
 
 ## Fix
 Unset the variable (or export it as `1`) before Python starts, or set the contract key to false.
-""")
+""",
+)
 
-REMOTE_DOWN = Rule(code="CC209", name="remote-cache-unreachable", severity="error", doc="""\
+REMOTE_DOWN = Rule(
+    code="CC209",
+    name="remote-cache-unreachable",
+    severity="error",
+    doc="""\
 ## What it does
 With `remote = "redis://host:port"`, connects to the Redis server (short timeout, TLS for `rediss://`, `AUTH`
 when the URL has a password, `AUTH user password` for an ACL user: `redis://user:pass@host:port`) and expects
@@ -194,9 +239,14 @@ remote = "redis://127.0.0.1:1"   # expect: CC209
 
 ## Fix
 Start the Redis server or correct host and port in `remote`; check firewalls between the job and the server.
-""")
+""",
+)
 
-REMOTE_UNUSED = Rule(code="CC210", name="remote-cache-not-used", severity="warning", doc="""\
+REMOTE_UNUSED = Rule(
+    code="CC210",
+    name="remote-cache-not-used",
+    severity="warning",
+    doc="""\
 ## What it does
 With `remote` set, warns when torch will not use that server: `TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE` is not `1`
 (the remote cache is off by default outside Meta), the `redis` Python package is missing, or
@@ -214,7 +264,18 @@ remote = "redis://127.0.0.1:1"   # expect: CC209, CC210
 ## Fix
 `export TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE=1 TORCHINDUCTOR_REDIS_URL=<the remote URL>` before Python starts and
 `pip install redis`.
-""")
+""",
+)
 
-RULES = (ENV_NOT_EFFECTIVE, DIR_NOT_ABSOLUTE, DIR_UNUSABLE, NOT_PERSISTENT, NOEXEC, LOW_SPACE, INSECURE,
-         CACHE_DISABLED, REMOTE_DOWN, REMOTE_UNUSED)
+RULES = (
+    ENV_NOT_EFFECTIVE,
+    DIR_NOT_ABSOLUTE,
+    DIR_UNUSABLE,
+    NOT_PERSISTENT,
+    NOEXEC,
+    LOW_SPACE,
+    INSECURE,
+    CACHE_DISABLED,
+    REMOTE_DOWN,
+    REMOTE_UNUSED,
+)

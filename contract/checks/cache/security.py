@@ -1,5 +1,6 @@
 """CC207: Inductor loads compiled code from its cache dir, so no directory on the path may be writable by, or belong
 to, another user (checked through symlinks, group members included)."""
+
 from __future__ import annotations
 
 import grp
@@ -48,20 +49,30 @@ def _unsafe(path: str, *, is_dir: bool, uid: int) -> tuple[str, str] | None:
     open_to_new_files = is_dir or not st.st_mode & stat.S_ISVTX
     sticky = "" if not st.st_mode & stat.S_ISVTX else " (the sticky bit does not stop new files)"
     if st.st_mode & stat.S_IWOTH and open_to_new_files:
-        return (f"writable by every user (mode {mode:04o}){sticky}: others can plant code",
-                f"chmod o-w {path} (or chmod +t), chown it to the job's user, or move the cache dir")
-    others = group_others(st.st_gid, exclude={uid, st.st_uid}) if st.st_mode & stat.S_IWGRP and open_to_new_files else []
+        return (
+            f"writable by every user (mode {mode:04o}){sticky}: others can plant code",
+            f"chmod o-w {path} (or chmod +t), chown it to the job's user, or move the cache dir",
+        )
+    others = (
+        group_others(st.st_gid, exclude={uid, st.st_uid}) if st.st_mode & stat.S_IWGRP and open_to_new_files else []
+    )
     if others:
         shown = ", ".join(others[:4]) + (", ..." if len(others) > 4 else "")
-        return (f"writable by group {_group_name(st.st_gid)} (mode {mode:04o}){sticky}, whose members include "
-                f"{shown}: they can plant code", f"chmod g-w {path} (or chmod +t), chgrp it to a group only the "
-                f"job's user is in, or move the cache dir")
+        return (
+            f"writable by group {_group_name(st.st_gid)} (mode {mode:04o}){sticky}, whose members include "
+            f"{shown}: they can plant code",
+            f"chmod g-w {path} (or chmod +t), chgrp it to a group only the job's user is in, or move the cache dir",
+        )
     if is_dir and st.st_uid != uid:
-        return (f"owned by uid {st.st_uid}, not this process's uid {uid}: that user can plant code",
-                f"chown {path} to the job's user, or move the cache dir")
+        return (
+            f"owned by uid {st.st_uid}, not this process's uid {uid}: that user can plant code",
+            f"chown {path} to the job's user, or move the cache dir",
+        )
     if not is_dir and st.st_uid not in (uid, 0):
-        return (f"parent owned by uid {st.st_uid}: that user can replace the cache dir",
-                f"chown {path} to the job's user or root, or move the cache dir")
+        return (
+            f"parent owned by uid {st.st_uid}: that user can replace the cache dir",
+            f"chown {path} to the job's user or root, or move the cache dir",
+        )
     return None
 
 

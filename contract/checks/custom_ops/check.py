@@ -6,18 +6,20 @@ function's globals or held on the module) and checks each has a fake (meta) impl
 compiled call fails while tracing ("There was no fake impl registered ..."). Source-level: an op on a branch never
 taken is still reported, so this is a warning.
 """
+
 from __future__ import annotations
 
 import ast
 import inspect
 import textwrap
+from collections.abc import Iterator
 from types import FunctionType
-from typing import Any, Iterator
+from typing import Any
 
-from contract.findings import Finding
 from contract.checks.custom_ops.rules import (
     CUSTOM_OP_NO_FAKE,
 )
+from contract.findings import Finding
 
 
 def check(ctx: Any) -> list[Finding]:
@@ -37,9 +39,13 @@ def check(ctx: Any) -> list[Finding]:
                 if (rb.region.name, names[0]) in seen or any(_torch.has_fake_impl(n) for n in names):
                     continue
                 seen.add((rb.region.name, names[0]))
-                out.append(CUSTOM_OP_NO_FAKE.finding(
-                    where, f"region {rb.region.name!r} calls custom op {names[0]} which has no fake implementation",
-                    f"register one: @<op>.register_fake (custom_op) or torch.library.register_fake({names[0]!r})"))
+                out.append(
+                    CUSTOM_OP_NO_FAKE.finding(
+                        where,
+                        f"region {rb.region.name!r} calls custom op {names[0]} which has no fake implementation",
+                        f"register one: @<op>.register_fake (custom_op) or torch.library.register_fake({names[0]!r})",
+                    )
+                )
     return out
 
 
@@ -70,7 +76,11 @@ def _chains_in(fn: FunctionType) -> Iterator[tuple[list[str], str]]:
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     for node in ast.walk(tree):
         chain = None if id(node) in inner else _chain(node)
-        if chain and (chain[0] == "self" or len(chain) > 1 or chain[0] in fn.__globals__):
+        if (
+            chain
+            and isinstance(node, ast.expr)
+            and (chain[0] == "self" or len(chain) > 1 or chain[0] in fn.__globals__)
+        ):
             yield chain, f"{path}:{first + node.lineno - 1}"
 
 

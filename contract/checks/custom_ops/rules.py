@@ -1,9 +1,14 @@
 """CC6xx rules: operators a region's code calls, checked against what tracing needs (checks in `check`)."""
+
 from __future__ import annotations
 
 from contract.findings import Rule
 
-CUSTOM_OP_NO_FAKE = Rule(code="CC601", name="custom-op-without-fake", severity="warning", doc="""\
+CUSTOM_OP_NO_FAKE = Rule(
+    code="CC601",
+    name="custom-op-without-fake",
+    severity="warning",
+    doc="""\
 ## What it does
 Finds custom operators called from a compiled region's code (`torch.ops.ns.op(...)`, or a
 `torch.library.custom_op` object called directly or through a module attribute) and checks that each has a fake
@@ -28,6 +33,7 @@ class Block(nn.Module):
 ## Fix
 Register a fake next to the kernel: `@fused_gelu.register_fake` returning `torch.empty_like(x)` (or the right
 output shape); for ops defined with `torch.library.define`, use `torch.library.register_fake("mylib::fused_gelu")`.
-""")
+""",
+)
 
 RULES = (CUSTOM_OP_NO_FAKE,)

@@ -1,23 +1,25 @@
 """Calls on the hot path, as the walker meets them: callees are followed into user code (methods, helpers, submodules,
 nested functions, `super()`), and calls that break the graph, read the environment or mutate containers are
 recorded."""
+
 from __future__ import annotations
 
 import ast
 import inspect
 import os
 import types
-from typing import Any, Iterator, Protocol
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 from torch import nn
 
+from contract import _torch
 from contract.checks.hotpath.classify import form_of
 from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState, Source, Write
-from contract import _torch
 from contract.checks.hotpath.resolve import Env, resolve
 
 
-class Walker(Protocol):
+class Walk(Protocol):
     """What call handling needs of the walk (`walk.Walker`): where it is, what it records, how it follows callees."""
 
     state: ScanState
@@ -33,10 +35,13 @@ class Walker(Protocol):
     def record_write(self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING) -> None: ...
     def enter(self, fn: Any, owner: Any) -> None: ...
     def enter_module(self, module: nn.Module, method: str = "forward") -> None: ...
+    def walk_nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None: ...
 
 
-MUTATORS = {list: frozenset({"append", "extend", "insert", "pop", "remove", "clear"}),
-             dict: frozenset({"update", "setdefault", "pop", "popitem", "clear"})}
+MUTATORS: dict[type, frozenset[str]] = {
+    list: frozenset({"append", "extend", "insert", "pop", "remove", "clear"}),
+    dict: frozenset({"update", "setdefault", "pop", "popitem", "clear"}),
+}
 """Methods that change a list's length or a dict's keys, which Dynamo guards on."""
 
 
@@ -49,29 +54,50 @@ def break_calls() -> dict[int, str]:
         import random
         import time
 
-        named = {"time.time": time.time, "time.perf_counter": time.perf_counter, "time.monotonic": time.monotonic,
-                 "time.time_ns": time.time_ns, "time.process_time": time.process_time, "print": print,
-                 "input": input, "breakpoint": breakpoint, "next": next}
-        named.update({f"random.{n}": getattr(random, n) for n in
-                      ("random", "randint", "uniform", "choice", "shuffle", "gauss", "randrange", "sample")})
+        named = {
+            "time.time": time.time,
+            "time.perf_counter": time.perf_counter,
+            "time.monotonic": time.monotonic,
+            "time.time_ns": time.time_ns,
+            "time.process_time": time.process_time,
+            "print": print,
+            "input": input,
+            "breakpoint": breakpoint,
+            "next": next,
+        }
+        named.update(
+            {
+                f"random.{n}": getattr(random, n)
+                for n in ("random", "randint", "uniform", "choice", "shuffle", "gauss", "randrange", "sample")
+            }
+        )
         _BREAK_CALLS.update({id(v): k for k, v in named.items()})
     return _BREAK_CALLS
 
 
-def on_call(w: Walker, node: ast.Call) -> None:
+def on_call(w: Walk, node: ast.Call) -> None:
     """One call on the hot path: attribute reads by name, computed getattr, nested functions, container children,
     `super()`, `setattr`, container mutators, then the callee itself."""
     func = node.func
-    if isinstance(func, ast.Name) and func.id in ("hasattr", "getattr") and len(node.args) >= 2 \
-            and isinstance(node.args[1], ast.Constant):
+    if (
+        isinstance(func, ast.Name)
+        and func.id in ("hasattr", "getattr")
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+    ):
         target = resolve(w.env, node.args[0])
         if target is not MISSING:
             w.state.reads.add((id(target), str(node.args[1].value)))
-    if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2 \
-            and not isinstance(node.args[1], ast.Constant) and resolve(w.env, node.args[0]) is not MISSING:
+    if (
+        isinstance(func, ast.Name)
+        and func.id == "getattr"
+        and len(node.args) >= 2
+        and not isinstance(node.args[1], ast.Constant)
+        and resolve(w.env, node.args[0]) is not MISSING
+    ):
         w.hazard("dynamic-getattr", node, f"getattr({ast.unparse(node.args[0])}, {ast.unparse(node.args[1])})")
     if isinstance(func, ast.Name) and func.id in w.nested:
-        return call_nested(w, w.nested[func.id])
+        return w.walk_nested(w.nested[func.id])
     if isinstance(func, ast.Name) and func.id in w.env.loops and func.id in w.env.local:
         container = resolve(w.env, w.env.loops[func.id])
         return call_children(w, container)
@@ -81,50 +107,56 @@ def on_call(w: Walker, node: ast.Call) -> None:
     if target is not None:
         return w.enter(target[0], target[1])
     callee = resolve(w.env, func)
-    if any(callee is f for f in (setattr, object.__setattr__)) and len(node.args) == 3 and \
-            isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+    if (
+        any(callee is f for f in (setattr, object.__setattr__))
+        and len(node.args) == 3
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
         return setattr_write(w, node)
-    if isinstance(func, ast.Attribute) and func.attr in MUTATORS.get(type(resolve(w.env, func.value)), ()):
+    if isinstance(func, ast.Attribute) and func.attr in MUTATORS.get(type(resolve(w.env, func.value)), frozenset()):
         mutate(w, func.value, node)
     follow_call(w, node, func, callee)
 
 
-def mutate(w: Walker, target: ast.expr, node: ast.Call) -> None:
+def mutate(w: Walk, target: ast.expr, node: ast.Call) -> None:
     """`obj.items.append(...)`: a write to the container, also for a module global (no `global` needed)."""
     name = target.id if isinstance(target, ast.Name) else None
     if name is not None and name not in w.env.local and name in w.env.fn.__globals__:
         globs = w.env.fn.__globals__
-        w.state.writes.append(Write(key=(id(globs), name), value=globs[name], form="mutate",
-                                        where=w.where(node), region=w.region, what=f"global {name}",
-                                        owner=globs, guard=w.guard))
+        w.state.writes.append(
+            Write(
+                key=(id(globs), name),
+                value=globs[name],
+                form="mutate",
+                where=w.where(node),
+                region=w.region,
+                what=f"global {name}",
+                owner=globs,
+                guard=w.guard,
+            )
+        )
     else:
         w.record_write(target, "mutate", node)
 
 
-def setattr_write(w: Walker, node: ast.Call) -> None:
+def setattr_write(w: Walk, node: ast.Call) -> None:
     """`setattr(obj, "name", value)` with a constant name is a write to `obj.name`."""
-    target = ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Store()), node)
+    name = node.args[1]
+    if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
+        return
+    target = ast.copy_location(ast.Attribute(value=node.args[0], attr=name.value, ctx=ast.Store()), node)
     w.record_write(target, form_of(node.args[2], target), node)
 
 
-def call_nested(w: Walker, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-    """A function defined in this body and called here: walk its body with its own locals."""
-    key = (w.env.fn.__code__, node.lineno, id(w.env.owner), w.region, w.guard is None)
-    if key in w.state.visited:
-        return
-    w.state.visited.add(key)
-    src = Source(node=node, file=w.src.file, offset=w.src.offset)
-    type(w)(w.state, src, w.env.nested(node), w.region, w.depth + 1, w.guard).run()
-
-
-def call_children(w: Walker, container: Any) -> None:
+def call_children(w: Walk, container: Any) -> None:
     """A call through a module container (`self.layers[i](x)`, `for layer in ...: layer(x)`): every child."""
     if isinstance(container, (nn.ModuleList, nn.ModuleDict, nn.Sequential)):
         for child in container.children():
             w.enter_module(child)
 
 
-def follow_call(w: Walker, node: ast.Call, func: ast.expr, callee: Any) -> None:
+def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
     """Record a call that breaks the graph or reads the environment; else follow the callee into user code."""
     if callee is MISSING:
         return
@@ -142,13 +174,17 @@ def follow_call(w: Walker, node: ast.Call, func: ast.expr, callee: Any) -> None:
     if isinstance(callee, nn.Module):
         return w.enter_module(callee)
     owner = bound_to(w, node, func, callee)
-    if isinstance(owner, nn.Module) and isinstance(callee, types.FunctionType) and isinstance(func, ast.Attribute) \
-            and owner is resolve(w.env, func.value):
+    if (
+        isinstance(owner, nn.Module)
+        and isinstance(callee, types.FunctionType)
+        and isinstance(func, ast.Attribute)
+        and owner is resolve(w.env, func.value)
+    ):
         return w.enter_module(owner, func.attr)
     w.enter(callee, owner)
 
 
-def bound_to(w: Walker, node: ast.Call, func: ast.expr, callee: Any) -> Any:
+def bound_to(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> Any:
     """The object a called function runs with as its first argument: `obj.method()`, or `Cls.method(obj)`."""
     if not isinstance(func, ast.Attribute):
         return None
@@ -166,8 +202,12 @@ def bound_to(w: Walker, node: ast.Call, func: ast.expr, callee: Any) -> Any:
 
 def super_target(env: Env, func: ast.expr) -> tuple[Any, Any] | None:
     """(function, instance) for `super().name` / `super(C, obj).name`: the MRO is searched past C on the real object."""
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and
-            isinstance(func.value.func, ast.Name) and env.root(func.value.func.id) is super):
+    if not (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and env.root(func.value.func.id) is super
+    ):
         return None
     args = func.value.args
     if len(args) == 2:
@@ -177,7 +217,7 @@ def super_target(env: Env, func: ast.expr) -> tuple[Any, Any] | None:
     mro = type(obj).__mro__ if obj is not MISSING and obj is not None else ()
     if not isinstance(cls, type) or cls not in mro:
         return None
-    for klass in mro[mro.index(cls) + 1:]:
+    for klass in mro[mro.index(cls) + 1 :]:
         if func.attr in vars(klass):
             return vars(klass)[func.attr], obj
     return None

@@ -1,50 +1,89 @@
 """CC3xx findings from the static scan: each raw hazard becomes one finding of its rule (see `rules`)."""
+
 from __future__ import annotations
 
 from typing import Any
 
 from contract.checks.hotpath.rules import (
-    ASSIGNED, BATCHNORM, COUNTER, DYNAMIC_GETATTR, ENV_READ, FLOAT_STATE, GRAPH_BREAK_CALL, ITEM_BRANCH, PER_INSTANCE,
+    ASSIGNED,
+    BATCHNORM,
+    COUNTER,
+    DYNAMIC_GETATTR,
+    ENV_READ,
+    FLOAT_STATE,
+    GRAPH_BREAK_CALL,
+    ITEM_BRANCH,
+    PER_INSTANCE,
 )
-from contract.findings import Finding
+from contract.findings import Finding, Severity
 
-_BY_KIND = {"counter": COUNTER, "assigned": ASSIGNED, "container": ASSIGNED, "float": FLOAT_STATE,
-            "graph-break": GRAPH_BREAK_CALL,
-            "item-branch": ITEM_BRANCH, "env": ENV_READ, "dynamic-getattr": DYNAMIC_GETATTR, "batchnorm": BATCHNORM,
-            "per-instance": PER_INSTANCE}
+_BY_KIND = {
+    "counter": COUNTER,
+    "assigned": ASSIGNED,
+    "container": ASSIGNED,
+    "float": FLOAT_STATE,
+    "graph-break": GRAPH_BREAK_CALL,
+    "item-branch": ITEM_BRANCH,
+    "env": ENV_READ,
+    "dynamic-getattr": DYNAMIC_GETATTR,
+    "batchnorm": BATCHNORM,
+    "per-instance": PER_INSTANCE,
+}
 
 _MESSAGES = {
-    "counter": ("{what} is read and rewritten on the hot path of region {region!r}: Dynamo guards on its value and "
-                "recompiles every time it changes",
-                "keep it in a buffer (register_buffer, persistent=False) updated in place under torch.no_grad(), or "
-                "update it outside the compiled method"),
-    "assigned": ("{what} is assigned and read on the hot path of region {region!r}: each new value is a recompile",
-                 "compute it as a local, set it once in __init__, or keep it in a buffer"),
-    "container": ("{what} is mutated on the hot path of region {region!r}: Dynamo guards on its length (a dict's "
-                  "keys) and recompiles whenever it changes between calls",
-                  "keep the bookkeeping outside the compiled method, or use a preallocated tensor buffer"),
-    "float": ("{what} is updated on the hot path of region {region!r}: a float specializes under some configs "
-              "(Dropout.p always) and recompiles per value",
-              "keep it in a 0-d tensor buffer updated in place, or pass it as an argument"),
-    "graph-break": ("{what} on the hot path of region {region!r} breaks the graph every call",
-                    "move it out of the compiled method or under `if not torch.compiler.is_compiling():`"),
-    "item-branch": ("{what} on the hot path of region {region!r}: data-dependent control flow breaks the graph",
-                    "use tensor ops (torch.where, masking) or torch.cond instead of Python branching"),
-    "env": ("{what} on the hot path of region {region!r}: Dynamo guards on the environment value",
-            "read the variable once in __init__ or the engine config"),
-    "dynamic-getattr": ("{what} with a computed name on the hot path of region {region!r}: one compile per name",
-                        "use an nn.ModuleDict and one region per alternative, or a constant name"),
-    "batchnorm": ("{what} in training mode in region {region!r} reads a counter as a Python float: a graph break "
-                  "every step", "set a fixed momentum (e.g. 0.1) or keep the module out of the compiled region"),
-    "per-instance": ("{what} is read by every instance of region {region!r}: each value is a specialization beyond "
-                     "the recompile limit", "compile the parent module once, pass the value as an argument, or "
-                     "raise the region's recompile_limit"),
+    "counter": (
+        "{what} is read and rewritten on the hot path of region {region!r}: Dynamo guards on its value and "
+        "recompiles every time it changes",
+        "keep it in a buffer (register_buffer, persistent=False) updated in place under torch.no_grad(), or "
+        "update it outside the compiled method",
+    ),
+    "assigned": (
+        "{what} is assigned and read on the hot path of region {region!r}: each new value is a recompile",
+        "compute it as a local, set it once in __init__, or keep it in a buffer",
+    ),
+    "container": (
+        "{what} is mutated on the hot path of region {region!r}: Dynamo guards on its length (a dict's "
+        "keys) and recompiles whenever it changes between calls",
+        "keep the bookkeeping outside the compiled method, or use a preallocated tensor buffer",
+    ),
+    "float": (
+        "{what} is updated on the hot path of region {region!r}: a float specializes under some configs "
+        "(Dropout.p always) and recompiles per value",
+        "keep it in a 0-d tensor buffer updated in place, or pass it as an argument",
+    ),
+    "graph-break": (
+        "{what} on the hot path of region {region!r} breaks the graph every call",
+        "move it out of the compiled method or under `if not torch.compiler.is_compiling():`",
+    ),
+    "item-branch": (
+        "{what} on the hot path of region {region!r}: data-dependent control flow breaks the graph",
+        "use tensor ops (torch.where, masking) or torch.cond instead of Python branching",
+    ),
+    "env": (
+        "{what} on the hot path of region {region!r}: Dynamo guards on the environment value",
+        "read the variable once in __init__ or the engine config",
+    ),
+    "dynamic-getattr": (
+        "{what} with a computed name on the hot path of region {region!r}: one compile per name",
+        "use an nn.ModuleDict and one region per alternative, or a constant name",
+    ),
+    "batchnorm": (
+        "{what} in training mode in region {region!r} reads a counter as a Python float: a graph break every step",
+        "set a fixed momentum (e.g. 0.1) or keep the module out of the compiled region",
+    ),
+    "per-instance": (
+        "{what} is read by every instance of region {region!r}: each value is a specialization beyond "
+        "the recompile limit",
+        "compile the parent module once, pass the value as an argument, or raise the region's recompile_limit",
+    ),
 }
 
 
 _DORMANT = {
-    "counter": ("{what} is read and rewritten behind {guard} on the hot path of region {region!r}: not traced now, "
-                "but once that flag is on (flips) Dynamo recompiles every call"),
+    "counter": (
+        "{what} is read and rewritten behind {guard} on the hot path of region {region!r}: not traced now, "
+        "but once that flag is on (flips) Dynamo recompiles every call"
+    ),
 }
 """Messages for hazards in code that Python state keeps from running compiled now (a warning)."""
 
@@ -56,7 +95,7 @@ def finding(hazard: Any) -> Finding:
     guard = getattr(hazard, "guard", "")
     if guard:
         message = _DORMANT.get(hazard.kind, message + " (reached only once {guard} changes)")
-    severity = None if hazard.certain else "warning"
+    severity: Severity | None = None if hazard.certain else "warning"
     text = message.format(what=hazard.what, region=hazard.region, guard=guard)
     note = getattr(hazard, "note", "")
     return rule.finding(hazard.where, f"{text} ({note})" if note else text, fix, severity=severity)

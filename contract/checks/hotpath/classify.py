@@ -1,5 +1,6 @@
 """Classifying writes into hazards: how an assignment rewrites its target (`step`, `selfref`, `assign`), and which
 writes on the hot path, with the real current values, make Dynamo recompile."""
+
 from __future__ import annotations
 
 import ast
@@ -36,10 +37,15 @@ def form_of(value: ast.expr, target: ast.expr) -> str:
         return "step"
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.BitXor)):
         left, right = ast.unparse(value.left), ast.unparse(value.right)
-        other = value.right if left == text else value.left if right == text and not isinstance(value.op, ast.Sub) \
-            else None
-        if other is not None and ast.unparse(other) != text and not is_zero(other) and \
-                (not isinstance(value.op, ast.BitXor) or isinstance(other, ast.Constant) and other.value):
+        other = (
+            value.right if left == text else value.left if right == text and not isinstance(value.op, ast.Sub) else None
+        )
+        if (
+            other is not None
+            and ast.unparse(other) != text
+            and not is_zero(other)
+            and (not isinstance(value.op, ast.BitXor) or isinstance(other, ast.Constant) and other.value)
+        ):
             return "step"
     return "selfref"
 
@@ -57,8 +63,12 @@ def is_zero(node: ast.expr) -> bool:
 def reads_same(value: ast.expr, target: ast.expr) -> bool:
     """Whether the assigned expression reads the target it is assigned to (`x.n = x.n + 1`, `f = not f`)."""
     text = ast.unparse(target)
-    return any(isinstance(n, (ast.Attribute, ast.Name, ast.Subscript)) and isinstance(getattr(n, "ctx", None), ast.Load)
-               and ast.unparse(n) == text for n in ast.walk(value))
+    return any(
+        isinstance(n, (ast.Attribute, ast.Name, ast.Subscript))
+        and isinstance(getattr(n, "ctx", None), ast.Load)
+        and ast.unparse(n) == text
+        for n in ast.walk(value)
+    )
 
 
 def classify_writes(state: ScanState) -> list[Hazard]:
@@ -80,26 +90,37 @@ def write_hazard(w: Write, reads: set[tuple[int, str]]) -> Hazard | None:
     value, read = w.value, w.key in reads or w.form != "assign"
     if isinstance(value, (torch.Tensor, nn.Module)) or not read or callable(value) and not is_scalar(value):
         return None
-    shown = f"{w.what} ({SHOWN.get(type(value), type(value).__name__)})" if value is not MISSING \
+    shown = (
+        f"{w.what} ({SHOWN.get(type(value), type(value).__name__)})"
+        if value is not MISSING
         else f"{w.what} (not set before the first call)"
-    at = {"where": w.where, "region": w.region}
+    )
     if isinstance(value, (list, dict)):
-        return Hazard(kind="container", what=shown, certain=False, **at) if w.form != "assign" else None
+        return (
+            Hazard(kind="container", what=shown, certain=False, where=w.where, region=w.region)
+            if w.form != "assign"
+            else None
+        )
     if isinstance(value, float) or dropout_p(w):
-        return Hazard(kind="float", what=shown, **at)
+        return Hazard(kind="float", what=shown, where=w.where, region=w.region)
     if is_scalar(value) and w.form == "step":
-        return Hazard(kind="counter", what=shown, note=_OLD_TORCH_NOTES.get(w.via, "") if conditions.torch_minor() < (2, 13)
-                      else "", **at)
+        return Hazard(
+            kind="counter",
+            what=shown,
+            note=_OLD_TORCH_NOTES.get(w.via, "") if conditions.torch_minor() < (2, 13) else "",
+            where=w.where,
+            region=w.region,
+        )
     if is_scalar(value) and w.form == "selfref":
-        return Hazard(kind="assigned", what=f"{shown}, rewritten from its own value,", **at)
+        return Hazard(kind="assigned", what=f"{shown}, rewritten from its own value,", where=w.where, region=w.region)
     if is_scalar(value) or value is None or value is MISSING:
-        return Hazard(kind="assigned", what=shown, certain=value is not MISSING, **at)
+        return Hazard(kind="assigned", what=shown, certain=value is not MISSING, where=w.where, region=w.region)
     return None
 
 
 _OLD_TORCH_NOTES = {
     "cell": "torch 2.11 does not guard a closure cell: no recompile there, but the compiled code keeps writing the "
-            "first call's value",
+    "first call's value",
     "class": "torch 2.11 breaks the graph on a class-attribute write and keeps writing the first call's value",
 }
 """Measured on torch 2.11 (tests/checks/hotpath/corpus h03, h05): still wrong, differently from 2.13's recompiles."""
@@ -122,8 +143,14 @@ def per_instance(state: ScanState, binding: Any) -> list[Hazard]:
         distinct = {v for _, v in values}
         limit = binding.regions[region].region.recompile_limit or default_recompile_limit()
         if len(distinct) > limit:
-            out.append(Hazard(kind="per-instance", where=where, region=region,
-                              what=f"{what} ({len(distinct)} distinct values, recompile limit {limit})"))
+            out.append(
+                Hazard(
+                    kind="per-instance",
+                    where=where,
+                    region=region,
+                    what=f"{what} ({len(distinct)} distinct values, recompile limit {limit})",
+                )
+            )
     return out
 
 

@@ -1,11 +1,13 @@
 """Conditions: what an `if` test is worth while Dynamo traces (from `is_compiling()` and friends, or from the Python
 state it reads now), which branches always leave a block, and which tested values are tensors."""
+
 from __future__ import annotations
 
 import ast
 import enum
 import operator
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import torch
 
@@ -15,11 +17,28 @@ from contract.checks.hotpath.resolve import Env, chain, resolve
 
 COMPILING_NAMES = frozenset({"is_compiling", "is_torchdynamo_compiling", "is_dynamo_compiling"})
 """Names of `is_compiling()` look-alikes (transformers' `is_torchdynamo_compiling`): true while Dynamo traces."""
-REDUCTIONS = frozenset({"sum", "any", "all", "max", "min", "mean", "amax", "amin", "prod", "norm", "count_nonzero",
-                         "argmax", "argmin", "std", "var", "median", "nonzero"})
+REDUCTIONS = frozenset(
+    {
+        "sum",
+        "any",
+        "all",
+        "max",
+        "min",
+        "mean",
+        "amax",
+        "amin",
+        "prod",
+        "norm",
+        "count_nonzero",
+        "argmax",
+        "argmin",
+        "std",
+        "var",
+        "median",
+        "nonzero",
+    }
+)
 """Tensor methods whose result, read by Python control flow, is data-dependent (a graph break)."""
-
-
 
 
 _KNOWN_UNDER_COMPILE: dict[int, bool | None] = {}
@@ -29,8 +48,12 @@ def known_under_compile() -> dict[int, bool | None]:
     """Functions whose result under torch.compile is fixed, by identity: `is_compiling()` and its aliases are True;
     `torch.jit.is_scripting()` and `is_tracing()` are False; `torch.compiler.is_exporting()` depends on torch."""
     if not _KNOWN_UNDER_COMPILE:
-        values = {"is_compiling": True, "is_scripting": False, "is_tracing": False,
-                  "is_exporting": exporting_under_compile()}
+        values = {
+            "is_compiling": True,
+            "is_scripting": False,
+            "is_tracing": False,
+            "is_exporting": exporting_under_compile(),
+        }
         for role, fns in _torch.compile_state_functions().items():
             _KNOWN_UNDER_COMPILE.update({id(fn): values[role] for fn in fns})
     return _KNOWN_UNDER_COMPILE
@@ -87,8 +110,12 @@ def compile_call(env: Env, call: ast.Call) -> Cond:
     fn = resolve(env, call.func)
     table = known_under_compile()
     if fn is not MISSING and id(fn) in table and table[id(fn)] is None:
-        return Cond(None, guards=(f"{ast.unparse(call)} (its value under torch.compile was not measured on torch "
-                                   f"{torch.__version__})",))
+        return Cond(
+            None,
+            guards=(
+                f"{ast.unparse(call)} (its value under torch.compile was not measured on torch {torch.__version__})",
+            ),
+        )
     known = table.get(id(fn)) if fn is not MISSING else None
     name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
     if known is None and name in COMPILING_NAMES:
@@ -131,8 +158,10 @@ def state_value(env: Env, node: ast.expr) -> Cond:
     if isinstance(node, ast.Attribute):
         parent = resolve(env, node.value)
         key = (id(parent), node.attr)
-    else:
+    elif isinstance(node, ast.Name):
         key = (id(env.fn.__globals__), node.id)
+    else:
+        return UNKNOWN
     return Cond(bool(value), False, (f"{ast.unparse(node)} (now {value!r})",), frozenset({key}))
 
 
@@ -152,7 +181,7 @@ def exits(stmts: list[ast.stmt]) -> bool:
     return isinstance(last, ast.If) and exits(last.body) and exits(last.orelse)
 
 
-def walk_expr(node: ast.expr) -> Iterator[ast.AST]:
+def walk_expr(node: ast.AST) -> Iterator[ast.AST]:
     """Sub-expressions of a test, not entering lambdas or comprehensions (they are other scopes)."""
     yield node
     for child in ast.iter_child_nodes(node):

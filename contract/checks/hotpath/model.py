@@ -1,11 +1,14 @@
 """The records of one static scan: what it found (Hazard), what it parsed (Source), the writes it saw (Write) and the
 state it collects across regions and instances (ScanState)."""
+
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+"""The AST of a function the scan walks (a lambda's body is one expression)."""
 MISSING = object()
 """A value the scan could not (or must not) read: unresolved names, unset slots."""
 MAX_VISITS = 20_000
@@ -37,7 +40,7 @@ class Hazard:
 class Source:
     """A parsed function: its AST and where its lines are."""
 
-    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    node: FunctionNode
     file: str
     offset: int
 
@@ -67,7 +70,8 @@ class ScanState:
     """Everything one scan collects; parse results are cached per code object across regions and instances."""
 
     sources: dict[Any, Source | None] = field(default_factory=dict)
-    visited: set[tuple[Any, int, str]] = field(default_factory=set)
+    visited: set[tuple[Any, ...]] = field(default_factory=set)
+    """(code, owner id, region, hot?) of each function visit, and (code, line, ...) of each nested one."""
     writes: list[Write] = field(default_factory=list)
     reads: set[tuple[int, str]] = field(default_factory=set)
     scalar_reads: dict[tuple[str, str, str], set[Any]] = field(default_factory=dict)

@@ -1,5 +1,6 @@
 """Resolving names and values: what an expression in user code refers to, read on the real objects (module instances,
 the function's globals, closure cells and defaults) without running descriptors or user code."""
+
 from __future__ import annotations
 
 import ast
@@ -8,18 +9,36 @@ import inspect
 import sys
 import textwrap
 import types
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from torch import nn
 
 from contract import _torch
-from contract.checks.hotpath.model import MISSING, Prop, Source, ScanState
+from contract.checks.hotpath.model import MISSING, FunctionNode, Prop, ScanState, Source
 
-
-TRUSTED = ("torch", "builtins", "functools", "typing", "collections", "contextlib", "abc", "enum", "dataclasses",
-            "copy", "inspect", "warnings", "logging", "math", "operator", "itertools", "numpy", "einops")
+TRUSTED = (
+    "torch",
+    "builtins",
+    "functools",
+    "typing",
+    "collections",
+    "contextlib",
+    "abc",
+    "enum",
+    "dataclasses",
+    "copy",
+    "inspect",
+    "warnings",
+    "logging",
+    "math",
+    "operator",
+    "itertools",
+    "numpy",
+    "einops",
+)
 """Packages whose code is not parsed: Dynamo knows torch; the rest are not user state."""
 
 
@@ -40,8 +59,7 @@ def parse_source(fn: Callable) -> Source | None:
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError, IndentationError):
         return None
-    node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))),
-                None)
+    node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))), None)
     if node is None:
         return None
     return Source(node=node, file=short_path(fn.__code__.co_filename), offset=max(start, 1) - 1)
@@ -84,23 +102,33 @@ class Env:
     loops: dict[str, ast.expr] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, fn: types.FunctionType, owner: Any, node: ast.AST) -> Env:
+    def of(cls, fn: types.FunctionType, owner: Any, node: FunctionNode) -> Env:
         params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
         self_name = params[0] if params and owner is not None else None
         declared = declared_names(node, ast.Global) | declared_names(node, ast.Nonlocal)
-        sig_defaults = dict(zip(params[len(params) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
+        sig_defaults = dict(zip(params[len(params) - len(fn.__defaults__ or ()) :], fn.__defaults__ or (), strict=True))
         sig_defaults.update(fn.__kwdefaults__ or {})
-        return cls(fn=fn, owner=owner, self_name=self_name, local=bound_names(node) - declared, declared=declared,
-                   defaults=sig_defaults)
+        return cls(
+            fn=fn,
+            owner=owner,
+            self_name=self_name,
+            local=bound_names(node) - declared,
+            declared=declared,
+            defaults=sig_defaults,
+        )
 
     def nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Env:
         """The env of a function defined inside this one: its own names are local, free names resolve as here."""
         nonlocal_ = declared_names(node, ast.Nonlocal)
         own = bound_names(node) - nonlocal_ - declared_names(node, ast.Global)
-        return Env(fn=self.fn, owner=self.owner, self_name=None if self.self_name in own else self.self_name,
-                    local=own | (self.local - {self.self_name}) | (nonlocal_ & self.local),
-                    declared=declared_names(node, ast.Global) | (nonlocal_ - self.local),
-                    defaults={k: v for k, v in self.defaults.items() if k not in own})
+        return Env(
+            fn=self.fn,
+            owner=self.owner,
+            self_name=None if self.self_name in own else self.self_name,
+            local=own | (self.local - {self.self_name}) | (nonlocal_ & self.local),
+            declared=declared_names(node, ast.Global) | (nonlocal_ - self.local),
+            defaults={k: v for k, v in self.defaults.items() if k not in own},
+        )
 
     def root(self, name: str) -> Any:
         """The object a bare name refers to, or MISSING for locals and unknowns."""
@@ -108,7 +136,7 @@ class Env:
             return self.owner
         if name in self.defaults and isinstance(self.defaults[name], (dict, list)):
             return self.defaults[name]
-        cells = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()))
+        cells = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or (), strict=False))
         if name in cells:
             try:
                 return cells[name].cell_contents
@@ -124,15 +152,17 @@ class Env:
         """(namespace, key) a `global`/`nonlocal` name is stored in, for writes to bare names."""
         if name not in self.declared:
             return None
-        cells = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()))
+        cells = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or (), strict=False))
         if name in cells:
             return cells[name], "cell_contents"
         return self.fn.__globals__, name
 
 
-def declared_names(node: ast.AST, kind: type) -> set[str]:
+def declared_names(node: ast.AST, kind: type[ast.Global] | type[ast.Nonlocal]) -> set[str]:
     """Names a function declares `global` (or `nonlocal`) in its own scope, not in functions defined inside it."""
-    return {n for s in own_nodes(node) if isinstance(s, kind) for n in s.names}
+    return {
+        n for s in own_nodes(node) if isinstance(s, (ast.Global, ast.Nonlocal)) and isinstance(s, kind) for n in s.names
+    }
 
 
 def own_nodes(node: ast.AST) -> Iterator[ast.AST]:
@@ -149,8 +179,11 @@ def bound_names(node: Any) -> set[str]:
     names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
     names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return names | {n.name for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                        ast.ClassDef)) and n is not node}
+    return names | {
+        n.name
+        for n in ast.walk(node)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node
+    }
 
 
 def static_get(obj: Any, name: str) -> Any:
@@ -195,13 +228,17 @@ def chain(node: ast.expr) -> tuple[str, list[str]] | None:
 
 
 def is_type_of_self(node: ast.Call) -> bool:
-    return isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 1 \
+    return (
+        isinstance(node.func, ast.Name)
+        and node.func.id == "type"
+        and len(node.args) == 1
         and isinstance(node.args[0], ast.Name)
+    )
 
 
 def resolve(env: Env, node: ast.expr) -> Any:
     """The real object an expression names, or MISSING."""
-    if isinstance(node, ast.Call) and is_type_of_self(node):
+    if isinstance(node, ast.Call) and is_type_of_self(node) and isinstance(node.args[0], ast.Name):
         base = env.root(node.args[0].id)
         return type(base) if base is not MISSING else MISSING
     parsed = chain(node)

@@ -5,11 +5,16 @@ into findings of these rules, located at `file:line` (a module path for CC308). 
 resolved, the rewrite changes it on every call and the code runs compiled now: everything heuristic (and anything
 behind Python state that is false today) is a warning, because an error stops the engine.
 """
+
 from __future__ import annotations
 
 from contract.findings import Rule
 
-COUNTER = Rule(code="CC301", name="python-counter-on-hot-path", severity="error", doc="""\
+COUNTER = Rule(
+    code="CC301",
+    name="python-counter-on-hot-path",
+    severity="error",
+    doc="""\
 ## What it does
 Finds Python `int`, `bool`, `str` (or enum) state that a compiled method reads and then changes on every call:
 `self.n += 1`, `self.n = self.n + 1`, `setattr(self, "n", self.n + 1)`, `self.flag = not self.flag`,
@@ -43,9 +48,14 @@ Keep counters in a registered buffer and update it in place without autograd:
 `self.register_buffer("batches", torch.zeros((), dtype=torch.long), persistent=False)` in `__init__`, then
 `with torch.no_grad(): self.batches.add_(1)` in forward. Or move the bookkeeping out of the compiled method (the
 engine loop), or under `if not torch.compiler.is_compiling():`.
-""")
+""",
+)
 
-ASSIGNED = Rule(code="CC302", name="python-state-set-on-hot-path", severity="warning", doc="""\
+ASSIGNED = Rule(
+    code="CC302",
+    name="python-state-set-on-hot-path",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns when a compiled method assigns a Python scalar or `None` attribute (or a global) that the hot path also
 reads, e.g. `self.seq_len = x.shape[1]` read later, `self.first = False`, lazy attributes created on first call
@@ -72,9 +82,14 @@ def forward(self, x):
 ## Fix
 Compute the value from inputs inside forward (a local), set it once in `__init__`, keep it in a buffer, or move the
 assignment (or the list bookkeeping) out of the compiled method.
-""")
+""",
+)
 
-FLOAT_STATE = Rule(code="CC303", name="python-float-on-hot-path", severity="warning", doc="""\
+FLOAT_STATE = Rule(
+    code="CC303",
+    name="python-float-on-hot-path",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns when a compiled method updates a Python `float` attribute it reads (a running average, a temperature
 schedule), or changes `nn.Dropout.p` on the hot path.
@@ -92,9 +107,14 @@ def forward(self, x):
 
 ## Fix
 Keep the value in a 0-d tensor buffer updated in place under `torch.no_grad()`, or pass it as an argument.
-""")
+""",
+)
 
-GRAPH_BREAK_CALL = Rule(code="CC304", name="graph-break-call-on-hot-path", severity="warning", doc="""\
+GRAPH_BREAK_CALL = Rule(
+    code="CC304",
+    name="graph-break-call-on-hot-path",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns about calls on the hot path that Dynamo cannot trace: `time.time()` / `perf_counter()`, `random.*`,
 `print`, `input`, `breakpoint`, `next()` on an iterator kept on an object, and helpers decorated with
@@ -114,9 +134,14 @@ def forward(self, x):
 ## Fix
 Move timing, logging and sampling out of the compiled method, use `torch.rand` instead of `random`, or put the
 call under `if not torch.compiler.is_compiling():`.
-""")
+""",
+)
 
-ITEM_BRANCH = Rule(code="CC305", name="tensor-value-branch", severity="warning", doc="""\
+ITEM_BRANCH = Rule(
+    code="CC305",
+    name="tensor-value-branch",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns when a condition (`if`, `while`, conditional expression, `range()` bound) on the hot path reads a tensor's
 value: `.item()` or `.tolist()`, `int()`/`float()`/`bool()` of a tensor, or a tensor used as the truth value or
@@ -138,9 +163,14 @@ def forward(self, x):
 
 ## Fix
 Express the choice with tensor ops (`torch.where`, masking), or `torch.cond`.
-""")
+""",
+)
 
-ENV_READ = Rule(code="CC306", name="environment-read-on-hot-path", severity="warning", doc="""\
+ENV_READ = Rule(
+    code="CC306",
+    name="environment-read-on-hot-path",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns about `os.environ[...]`, `os.environ.get(...)`, `os.getenv(...)` and `in os.environ` on the hot path.
 
@@ -158,9 +188,14 @@ def forward(self, x):
 
 ## Fix
 Read the environment once in `__init__` (or the engine's config) and store the result as a constant.
-""")
+""",
+)
 
-DYNAMIC_GETATTR = Rule(code="CC307", name="dynamic-attribute-name", severity="warning", doc="""\
+DYNAMIC_GETATTR = Rule(
+    code="CC307",
+    name="dynamic-attribute-name",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns about `getattr(obj, name)` on the hot path when the name is not a constant (an f-string, a variable).
 
@@ -176,9 +211,14 @@ def forward(self, x, task: str):
 
 ## Fix
 Keep the alternatives in an `nn.ModuleDict` and compile one region per alternative, or select with tensor ops.
-""")
+""",
+)
 
-BATCHNORM = Rule(code="CC308", name="batchnorm-cumulative-average", severity="warning", doc="""\
+BATCHNORM = Rule(
+    code="CC308",
+    name="batchnorm-cumulative-average",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns about `BatchNorm*(momentum=None)` modules in training mode inside a compiled region (location: the module
 path).
@@ -194,9 +234,14 @@ self.norm = nn.BatchNorm1d(64, momentum=None)   # CC308 when the region runs in 
 
 ## Fix
 Use a fixed `momentum` (e.g. 0.1), or keep the BatchNorm module out of the compiled region.
-""")
+""",
+)
 
-PER_INSTANCE = Rule(code="CC309", name="per-instance-specialization", severity="warning", doc="""\
+PER_INSTANCE = Rule(
+    code="CC309",
+    name="per-instance-specialization",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns when the instances of one region read a Python `int`/`str` attribute on `self` (e.g. `layer_idx`) that
 takes more distinct values across instances than the recompile limit.
@@ -216,7 +261,17 @@ class Layer(nn.Module):
 ## Fix
 Compile the parent module once (the layer stack), pass the index as an argument, or set the region's
 `recompile_limit` above the number of instances (torch >= 2.13).
-""")
+""",
+)
 
-RULES: tuple[Rule, ...] = (COUNTER, ASSIGNED, FLOAT_STATE, GRAPH_BREAK_CALL, ITEM_BRANCH, ENV_READ, DYNAMIC_GETATTR,
-                           BATCHNORM, PER_INSTANCE)
+RULES: tuple[Rule, ...] = (
+    COUNTER,
+    ASSIGNED,
+    FLOAT_STATE,
+    GRAPH_BREAK_CALL,
+    ITEM_BRANCH,
+    ENV_READ,
+    DYNAMIC_GETATTR,
+    BATCHNORM,
+    PER_INSTANCE,
+)

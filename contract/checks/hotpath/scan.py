@@ -12,6 +12,7 @@ eval mode, a debug flag that is off) is scanned as *dormant*: what it finds ther
 The pieces, by concern: `resolve` (names and values on the real objects), `walk` and `calls` (the AST walk),
 `conditions` (what a test is worth under compile), `classify` (writes -> hazards); `model` holds the records.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -55,5 +56,6 @@ def instance_hazards(state: ScanState, module: nn.Module, path: str, region: str
     for name, sub in module.named_modules():
         if _torch.is_batchnorm(sub) and sub.momentum is None and sub.track_running_stats and sub.training:
             where = ".".join(p for p in (path, name) if p) or "<root>"
-            state.hazards.append(Hazard(kind="batchnorm", where=where, region=region,
-                                        what=f"{type(sub).__name__}(momentum=None)"))
+            state.hazards.append(
+                Hazard(kind="batchnorm", where=where, region=region, what=f"{type(sub).__name__}(momentum=None)")
+            )

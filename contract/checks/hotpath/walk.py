@@ -1,13 +1,15 @@
 """The AST walk: one visit of one function for one (function, instance) pair on a region's hot path, following what
 it reaches (methods, submodules' forward, hooks, properties) and recording reads, writes and hazards."""
+
 from __future__ import annotations
 
 import ast
 import inspect
 import os
 import types
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from torch import nn
 
@@ -17,12 +19,22 @@ from contract.checks.hotpath.classify import aug_form, form_of, literal
 from contract.checks.hotpath.conditions import cond, exits, tensor_valued, tested_values, walk_expr
 from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Prop, ScanState, Source, Write
 from contract.checks.hotpath.resolve import (
-    Env, cell_value, chain, parent_and_name, resolve, source_of, static_get, static_key, user_code, value_at,
+    Env,
+    cell_value,
+    chain,
+    parent_and_name,
+    resolve,
+    source_of,
+    static_get,
+    static_key,
+    user_code,
+    value_at,
 )
 
 
-def visit_callable(state: ScanState, fn: Any, owner: Any, region: str, depth: int = 0,
-                    guard: Cond | None = None) -> None:
+def visit_callable(
+    state: ScanState, fn: Any, owner: Any, region: str, depth: int = 0, guard: Cond | None = None
+) -> None:
     """Visit a function reached on the hot path, with the object bound as its first argument (or None)."""
     if isinstance(fn, (staticmethod, classmethod)):
         fn = fn.__func__
@@ -46,12 +58,13 @@ def call_method(fn: Any, owner: Any) -> tuple[Any, Any]:
     """A callable object (a hook instance, a helper object) runs its class's `__call__` with itself bound."""
     if isinstance(fn, (types.FunctionType, type, nn.Module)) or not callable(fn):
         return fn, owner
-    call = getattr(type(fn), "__call__", None)
+    call = inspect.getattr_static(type(fn), "__call__", None)
     return (call, fn) if isinstance(call, types.FunctionType) else (fn, owner)
 
 
-def visit_module(state: ScanState, module: nn.Module, region: str, depth: int, method: str = "forward",
-                  guard: Cond | None = None) -> None:
+def visit_module(
+    state: ScanState, module: nn.Module, region: str, depth: int, method: str = "forward", guard: Cond | None = None
+) -> None:
     """A submodule called on the hot path: its method (and `__call__` override), or torch containers' children."""
     cls = type(module)
     if cls.__module__.split(".")[0] == "torch":
@@ -68,14 +81,15 @@ def visit_hooks(state: ScanState, module: nn.Module, region: str) -> None:
     """Forward hooks registered on the region's modules run inside the compiled call."""
     for sub in module.modules():
         for hook in _torch.forward_hooks(sub):
-                visit_callable(state, hook, getattr(hook, "__self__", None), region, 1)
+            visit_callable(state, hook, getattr(hook, "__self__", None), region, 1)
 
 
 class Walker(ast.NodeVisitor):
     """Walks one function's body once for one (function, instance) visit, emitting hazards and further visits."""
 
-    def __init__(self, state: ScanState, src: Source, env: Env, region: str, depth: int,
-                 guard: Cond | None = None) -> None:
+    def __init__(
+        self, state: ScanState, src: Source, env: Env, region: str, depth: int, guard: Cond | None = None
+    ) -> None:
         self.state, self.src, self.env, self.region, self.depth = state, src, env, region, depth
         self.guard = guard
         """The dormant guard the code walked now sits behind (None: it runs compiled)."""
@@ -91,17 +105,27 @@ class Walker(ast.NodeVisitor):
 
     def where(self, node: ast.AST) -> str:
         """`file:line` of a node, for locations."""
-        return f"{self.src.file}:{self.src.offset + node.lineno}"
+        return f"{self.src.file}:{self.src.offset + getattr(node, 'lineno', 0)}"
 
     def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True) -> None:
         """Record one raw hazard at a node (dormant when the walk sits behind a guard)."""
         guard = ", ".join(self.guard.guards) if self.guard else ""
-        self.state.hazards.append(Hazard(kind=kind, where=self.where(node), region=self.region, what=what,
-                                         certain=certain, guard=guard))
+        self.state.hazards.append(
+            Hazard(kind=kind, where=self.where(node), region=self.region, what=what, certain=certain, guard=guard)
+        )
 
     def enter(self, fn: Any, owner: Any) -> None:
         """Follow a callee reached from here (one level deeper, behind the same guard)."""
         visit_callable(self.state, fn, owner, self.region, self.depth + 1, self.guard)
+
+    def walk_nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A function defined in this body and called here: walk its body with its own locals."""
+        key = (self.env.fn.__code__, node.lineno, id(self.env.owner), self.region, self.guard is None)
+        if key in self.state.visited:
+            return
+        self.state.visited.add(key)
+        src = Source(node=node, file=self.src.file, offset=self.src.offset)
+        Walker(self.state, src, self.env.nested(node), self.region, self.depth + 1, self.guard).run()
 
     def enter_module(self, module: nn.Module, method: str = "forward") -> None:
         """Follow a submodule (or one of its methods) called from here."""
@@ -130,7 +154,7 @@ class Walker(ast.NodeVisitor):
                 continue
             if not exit_cond.eager:
                 with self._dormant(exit_cond):
-                    self._block(stmts[i + 1:])
+                    self._block(stmts[i + 1 :])
             return
 
     def _exit_cond(self, stmt: ast.stmt) -> Cond | None:
@@ -155,7 +179,8 @@ class Walker(ast.NodeVisitor):
         return cond(self.env, self.flags, test)
 
     # nested definitions run later (or never): their bodies are visited only when called
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+    def visit_FunctionDef(self, node: ast.AST) -> None:
+        """Remember a nested function (walked where it is called); classes and lambdas are not walked."""
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.nested[node.name] = node
 
@@ -260,8 +285,9 @@ class Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
-        if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and \
-                any(resolve(self.env, c) is os.environ for c in node.comparators):
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(
+            resolve(self.env, c) is os.environ for c in node.comparators
+        ):
             self.hazard("env", node, "a membership test on os.environ")
         self.generic_visit(node)
 
@@ -279,8 +305,7 @@ class Walker(ast.NodeVisitor):
         value = static_get(parent, node.attr)
         if isinstance(value, Prop):
             self.enter(value.prop.fget, parent)
-        elif type(value) in (int, str) and isinstance(parent, nn.Module) and chain(node) is not None \
-                and chain(node)[0] == self.env.self_name:
+        elif type(value) in (int, str) and isinstance(parent, nn.Module) and _on_self(self.env, node):
             key = (self.region, self.where(node), f"{type(parent).__name__}.{node.attr}")
             self.state.scalar_reads.setdefault(key, set()).add((id(parent), value))
 
@@ -296,19 +321,44 @@ class Walker(ast.NodeVisitor):
         store = parent.cell_contents if type(parent).__name__ == "cell" else parent
         value = value_at(parent, key) if type(parent).__name__ != "cell" else cell_value(parent)
         via = "cell" if type(parent).__name__ == "cell" else "class" if isinstance(parent, type) else ""
-        self.state.writes.append(Write(key=(id(parent), key), value=value, form=form, where=self.where(node),
-                                        region=self.region, what=what, owner=store, guard=self.guard,
-                                        literal=literal, via=via))
+        self.state.writes.append(
+            Write(
+                key=(id(parent), key),
+                value=value,
+                form=form,
+                where=self.where(node),
+                region=self.region,
+                what=what,
+                owner=store,
+                guard=self.guard,
+                literal=literal,
+                via=via,
+            )
+        )
 
     def _test(self, test: ast.expr) -> None:
         """Python control flow on a tensor's value breaks the graph: `.item()`, `int(t)`, `t.sum() > 0` in a test."""
         for sub in walk_expr(test):
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
-                    sub.func.attr in ("item", "tolist") and not sub.args:
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr in ("item", "tolist")
+                and not sub.args
+            ):
                 return self.hazard("item-branch", sub, f"{ast.unparse(sub)[:60]} in a condition")
-            if isinstance(sub, ast.Call) and any(resolve(self.env, sub.func) is f for f in (int, float, bool)) and \
-                    len(sub.args) == 1 and tensor_valued(self.env, sub.args[0]):
+            if (
+                isinstance(sub, ast.Call)
+                and any(resolve(self.env, sub.func) is f for f in (int, float, bool))
+                and len(sub.args) == 1
+                and tensor_valued(self.env, sub.args[0])
+            ):
                 return self.hazard("item-branch", sub, f"{ast.unparse(sub)[:60]} in a condition")
         for sub in tested_values(test):
             if tensor_valued(self.env, sub):
                 return self.hazard("item-branch", sub, f"tensor {ast.unparse(sub)[:60]} in a condition")
+
+
+def _on_self(env: Env, node: ast.Attribute) -> bool:
+    """Whether an attribute chain starts at the function's `self`."""
+    parsed = chain(node)
+    return parsed is not None and parsed[0] == env.self_name

@@ -4,22 +4,32 @@ Runs only when the contract names a `step` (or `--step` is given) and `[probe] e
 (`[[allow]] where = "layers"`), except CC405 (`contract.step`). Messages and fixes name the user's `file:line`
 Dynamo gives (full paths).
 """
+
 from __future__ import annotations
 
 import re
 from collections import defaultdict
 from typing import Any
 
-from contract.findings import Finding
 from contract.checks.probe.rules import (
-    RECOMPILES, LIMIT_HIT, GRAPH_BREAKS, LATE_HOOK, PROBE_FAILED, GENERALIZED,
+    GENERALIZED,
+    GRAPH_BREAKS,
+    LATE_HOOK,
+    LIMIT_HIT,
+    PROBE_FAILED,
+    RECOMPILES,
 )
+from contract.findings import Finding
+
 _SOURCE = re.compile(r"#\s*([^#\n]*?):(\d+) in (\w+)")
 _USER_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)')
 _COMPILE_ID = re.compile(r"^\s*\[?\d+/\d+\]?:\s*")
 _SIZE = re.compile(r"\bsize mismatch at index \d+\b")
-_FLOAT_GUARD = re.compile(r"^[^#=]*?[\w\]')]\s*==\s*[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?\s*(?:#.*)?$|"
-                          r"^[^#=]*?[\w\]')]\s*==\s*[-+]?(?:inf|nan)\s*(?:#.*)?$", re.IGNORECASE)
+_FLOAT_GUARD = re.compile(
+    r"^[^#=]*?[\w\]')]\s*==\s*[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?\s*(?:#.*)?$|"
+    r"^[^#=]*?[\w\]')]\s*==\s*[-+]?(?:inf|nan)\s*(?:#.*)?$",
+    re.IGNORECASE,
+)
 
 
 def check(ctx: Any) -> list[Finding]:
@@ -39,12 +49,22 @@ def judge(contract: Any, result: Any) -> list[Finding]:
     out = [*_recompiles(regions, result), *_limit_hits(result), *_breaks(regions, result)]
     for region in sorted({r for r, _ in result.hooks_added}):
         paths = [p for r, p in result.hooks_added if r == region]
-        out.append(LATE_HOOK.finding(region, f"forward hooks were added to {', '.join(paths[:3])} after region "
-                                     f"{region!r} was compiled; the compiled graph ignores them",
-                                     "register hooks before the contract is applied"))
+        out.append(
+            LATE_HOOK.finding(
+                region,
+                f"forward hooks were added to {', '.join(paths[:3])} after region "
+                f"{region!r} was compiled; the compiled graph ignores them",
+                "register hooks before the contract is applied",
+            )
+        )
     if result.error:
-        out.append(PROBE_FAILED.finding("contract.step", f"probe {result.error} (evidence covers {result.steps} "
-                                        "steps)", "make the step runnable at startup, or set [probe] enabled = false"))
+        out.append(
+            PROBE_FAILED.finding(
+                "contract.step",
+                f"probe {result.error} (evidence covers {result.steps} steps)",
+                "make the step runnable at startup, or set [probe] enabled = false",
+            )
+        )
     return out
 
 
@@ -78,7 +98,7 @@ def _tally(regions: dict[str, Any], result: Any) -> tuple[dict[str, list[Any]], 
     total: dict[str, int] = defaultdict(int)
     for (region, _, _), compiles in frames.items():
         spec = regions[region]
-        counted = compiles[spec.warmup_compiles:]
+        counted = compiles[spec.warmup_compiles :]
         stable = bool(compiles) and compiles[-1].step < result.steps - 1
         benign = [c for c in counted if stable and generalizes(c.reasons, spec.dynamic)]
         rest = [c for c in counted if c not in benign]
@@ -92,12 +112,17 @@ def _hard(region: str, spec: Any, hard: list[Any], steps: int) -> Finding:
     """CC401: recompiles that are not Dynamo generalizing a size or a float exceed the budget."""
     reason = next((c.reasons[0] for c in hard if c.reasons), "")
     unproven = all(generalizes(c.reasons, spec.dynamic) and c.step == steps - 1 for c in hard)
-    note = (" (Dynamo may have made it dynamic, but the probe ended before showing the region stable: "
-            "raise [probe] steps)" if unproven else "")
-    return RECOMPILES.finding(region, f"region {region!r} recompiled {_times(len(hard))} in {steps} probe steps "
-                              f"(budget {spec.recompile_budget}); guard failed: {brief(reason)}{note}",
-                              f"remove the changing state{at(reason)} (see CC301-CC309), or raise recompile_budget "
-                              "if expected")
+    note = (
+        " (Dynamo may have made it dynamic, but the probe ended before showing the region stable: raise [probe] steps)"
+        if unproven
+        else ""
+    )
+    return RECOMPILES.finding(
+        region,
+        f"region {region!r} recompiled {_times(len(hard))} in {steps} probe steps "
+        f"(budget {spec.recompile_budget}); guard failed: {brief(reason)}{note}",
+        f"remove the changing state{at(reason)} (see CC301-CC309), or raise recompile_budget if expected",
+    )
 
 
 def _soft(region: str, spec: Any, soft: list[Any], total: int, steps: int) -> Finding:
@@ -105,13 +130,22 @@ def _soft(region: str, spec: Any, soft: list[Any], total: int, steps: int) -> Fi
     reason = next((c.reasons[0] for c in soft if c.reasons), "")
     sizes = {bool(_SIZE.search(c.reasons[0])) for c in soft if c.reasons}
     kind = " and ".join(k for k, on in (("size", True in sizes), ("float", False in sizes)) if on)
-    fix = " / ".join(f for f, on in (("declare the dimension dynamic (dynamic_dims or dynamic = true)", True in sizes),
-                                     ("pass the float as a tensor (a buffer updated in place)", False in sizes)) if on)
-    return GENERALIZED.finding(region, f"region {region!r} recompiled {_times(total)} in {steps} probe steps "
-                               f"(budget {spec.recompile_budget}) only for Dynamo to make a changed {kind} dynamic, "
-                               f"and was stable after (the runtime monitor still counts it); guard failed: "
-                               f"{brief(reason)}", f"{fix}{at(reason)}, or set warmup_compiles = "
-                               f"{spec.warmup_compiles + total}")
+    fix = " / ".join(
+        f
+        for f, on in (
+            ("declare the dimension dynamic (dynamic_dims or dynamic = true)", True in sizes),
+            ("pass the float as a tensor (a buffer updated in place)", False in sizes),
+        )
+        if on
+    )
+    return GENERALIZED.finding(
+        region,
+        f"region {region!r} recompiled {_times(total)} in {steps} probe steps "
+        f"(budget {spec.recompile_budget}) only for Dynamo to make a changed {kind} dynamic, "
+        f"and was stable after (the runtime monitor still counts it); guard failed: "
+        f"{brief(reason)}",
+        f"{fix}{at(reason)}, or set warmup_compiles = {spec.warmup_compiles + total}",
+    )
 
 
 def _times(n: int) -> str:
@@ -140,9 +174,13 @@ def _limit_hits(result: Any) -> list[Finding]:
     out = []
     for region in dict.fromkeys(r for r, _ in result.limit_hits):
         text = next(t for r, t in result.limit_hits if r == region)
-        out.append(LIMIT_HIT.finding(region, f"region {region!r} hit the recompile limit and now runs eager: "
-                                     f"{brief(text, 300)}",
-                                     f"remove the state that changes every call{at(text)}"))
+        out.append(
+            LIMIT_HIT.finding(
+                region,
+                f"region {region!r} hit the recompile limit and now runs eager: {brief(text, 300)}",
+                f"remove the state that changes every call{at(text)}",
+            )
+        )
     return out
 
 
@@ -167,18 +205,23 @@ def _breaks(regions: dict[str, Any], result: Any) -> list[Finding]:
             listed = "; ".join(_break_text(b) for b in list(found.values())[:4])
             more = f"; and {len(found) - 4} more" if len(found) > 4 else ""
             sites_text = f"{len(found)} distinct graph-break site{'' if len(found) == 1 else 's'}"
-            out.append(GRAPH_BREAKS.finding(region, f"region {region!r} has {sites_text} in {result.steps} probe "
-                                            f"steps (budget {budget}): {listed}{more}",
-                                            "remove the construct in the reason at the line given, or raise "
-                                            "graph_break_budget"))
+            out.append(
+                GRAPH_BREAKS.finding(
+                    region,
+                    f"region {region!r} has {sites_text} in {result.steps} probe "
+                    f"steps (budget {budget}): {listed}{more}",
+                    "remove the construct in the reason at the line given, or raise graph_break_budget",
+                )
+            )
     return out
 
 
 def _break_text(b: Any) -> str:
     """`reason (Dynamo's explanation) at file:line`, short."""
     head, _ = b.site
-    explanation = next((line.split(":", 1)[1].strip() for line in b.reason.splitlines()
-                        if line.strip().startswith("Explanation:")), "")
+    explanation = next(
+        (line.split(":", 1)[1].strip() for line in b.reason.splitlines() if line.strip().startswith("Explanation:")), ""
+    )
     text = f"{head}: {explanation}" if explanation and explanation not in head else head
     if head.startswith("generic_jump"):
         text += " (a tensor's value decides a Python branch)"
@@ -192,7 +235,7 @@ def brief(reason: str, limit: int = 240) -> str:
     m = _SOURCE.search(text)
     if m:
         full = _full_path(m.group(1).strip())
-        text = text[:m.start(1)] + full + text[m.end(1):]
+        text = text[: m.start(1)] + full + text[m.end(1) :]
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -16,13 +16,15 @@ objects held by a module (`self.stats.n`), nested containers below the first lev
 step's own module included, unless it also defines a model class), global hooks, files, environment variables and
 anything outside the model.
 """
+
 from __future__ import annotations
 
 import copy
 import random
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn
@@ -54,8 +56,9 @@ def snapshot(model: nn.Module) -> _Saved:
         attrs = dict(vars(m))
         containers = _copies(attrs)
         slots = {slot: set(_torch.module_slot(m, slot)) for slot in _torch.MODULE_SLOTS}
-        buffers = {k: (b.detach().clone() if b is not None else None)
-                   for k, b in _torch.module_slot(m, "_buffers").items()}
+        buffers = {
+            k: (b.detach().clone() if b is not None else None) for k, b in _torch.module_slot(m, "_buffers").items()
+        }
         modules.append((m, attrs, containers, slots, buffers, m.training))
     classes = []
     for cls in _user_classes(model):
@@ -65,11 +68,13 @@ def snapshot(model: nn.Module) -> _Saved:
     for name in dict.fromkeys(cls.__module__ for cls in _user_classes(model)):
         mod = sys.modules.get(name)
         if mod is not None and isinstance(getattr(mod, "__dict__", None), dict):
-            scopes.append((mod.__dict__, {k: v for k, v in mod.__dict__.items()
-                                          if _tracked_name(k) and type(v) in _SCALARS}))
+            scopes.append(
+                (mod.__dict__, {k: v for k, v in mod.__dict__.items() if _tracked_name(k) and type(v) in _SCALARS})
+            )
     cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
-    return _Saved(modules=modules, classes=classes, globals=scopes,
-                  rng=(torch.get_rng_state(), cuda, random.getstate()))
+    return _Saved(
+        modules=modules, classes=classes, globals=scopes, rng=(torch.get_rng_state(), cuda, random.getstate())
+    )
 
 
 def _user_classes(model: nn.Module) -> list[type]:
@@ -133,8 +138,9 @@ def restore(saved: _Saved) -> None:
 _MISSING = object()
 
 
-def _restore_module(m: nn.Module, attrs: dict[str, Any], containers: dict[str, Any], slots: dict[str, set[str]],
-                    buffers: dict[str, Any]) -> None:
+def _restore_module(
+    m: nn.Module, attrs: dict[str, Any], containers: dict[str, Any], slots: dict[str, set[str]], buffers: dict[str, Any]
+) -> None:
     for slot, keys in slots.items():  # buffers, parameters, submodules the step registered
         table = _torch.module_slot(m, slot)
         for k in [k for k in table if k not in keys]:
@@ -171,6 +177,7 @@ def _put_back(container: Any, saved: Any) -> None:
 
 def _same_items(a: Any, b: Any) -> bool:
     """Same items by identity (or equal scalars); never calls a tensor's `__eq__`."""
+
     def same(x: Any, y: Any) -> bool:
         return x is y or (type(x) in _SCALARS and type(x) is type(y) and x == y)
 
@@ -178,7 +185,7 @@ def _same_items(a: Any, b: Any) -> bool:
         if isinstance(a, dict):
             return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
         if isinstance(a, list):
-            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
         return a == b
     except Exception:  # keys or items that do not compare: put back
         return False

@@ -1,9 +1,14 @@
 """CC4xx rules: the dynamic probe's evidence against each region's budgets (judged in `judge`, gathered in `run`)."""
+
 from __future__ import annotations
 
 from contract.findings import Rule
 
-RECOMPILES = Rule(code="CC401", name="recompiles-over-budget", severity="error", doc="""\
+RECOMPILES = Rule(
+    code="CC401",
+    name="recompiles-over-budget",
+    severity="error",
+    doc="""\
 ## What it does
 Runs `[probe] steps` iterations (default 8) of the contract's `step(model, i)` with the regions compiled by a cheap
 backend (`[probe] backend`, default `eager`), attributes every Dynamo compile to its region instance, and reports
@@ -20,15 +25,20 @@ eager for good.
 ```toml
 [contract]
 model = "contract.demo:build_hazard_model"
-step = "contract.demo:step"   # CC401 on region layers: batches == 0 ... # contract/demo.py:62
+step = "contract.demo:step"   # CC401 on region layers: batches == 0 ... # contract/demo.py:64
 ```
 
 ## Fix
 Remove the changing state named by the guard (see CC301..CC309 for the usual causes), declare the dimension
 dynamic (`dynamic_dims`), or raise `recompile_budget` if the recompiles are expected.
-""")
+""",
+)
 
-LIMIT_HIT = Rule(code="CC402", name="recompile-limit-hit", severity="error", doc="""\
+LIMIT_HIT = Rule(
+    code="CC402",
+    name="recompile-limit-hit",
+    severity="error",
+    doc="""\
 ## What it does
 Reports a region whose code hit Dynamo's recompile limit during the probe (Dynamo's "hit config.recompile_limit"
 warning, attributed to the region instance that was compiling).
@@ -46,9 +56,14 @@ def forward(self, x):
 
 ## Fix
 Remove the state that changes every call; `recompile_limit` is a safety net, not a budget.
-""")
+""",
+)
 
-GRAPH_BREAKS = Rule(code="CC403", name="graph-breaks-over-budget", severity="error", doc="""\
+GRAPH_BREAKS = Rule(
+    code="CC403",
+    name="graph-breaks-over-budget",
+    severity="error",
+    doc="""\
 ## What it does
 Collects every graph break Dynamo logs while compiling a region during the probe (including a tensor in a Python
 `if`, and frames Dynamo gives up on and runs eager) and reports a region with an instance that has more distinct
@@ -69,9 +84,14 @@ def forward(self, x):
 ## Fix
 Remove the construct Dynamo names in the reason at the line given, or raise `graph_break_budget` (distinct break
 sites allowed per region instance) for that region.
-""")
+""",
+)
 
-LATE_HOOK = Rule(code="CC404", name="hook-added-after-compile", severity="warning", doc="""\
+LATE_HOOK = Rule(
+    code="CC404",
+    name="hook-added-after-compile",
+    severity="warning",
+    doc="""\
 ## What it does
 Reports forward hooks or pre-hooks that appeared on a region's modules while the probe's steps ran, that is after
 the region was compiled.
@@ -90,9 +110,14 @@ def step(model, i):
 
 ## Fix
 Register hooks before the contract is applied (before `enforce()`), or keep the hooked module out of the region.
-""")
+""",
+)
 
-PROBE_FAILED = Rule(code="CC405", name="probe-step-failed", severity="warning", doc="""\
+PROBE_FAILED = Rule(
+    code="CC405",
+    name="probe-step-failed",
+    severity="warning",
+    doc="""\
 ## What it does
 Reports a probe whose `step(model, i)` raised, with the exception.
 
@@ -107,9 +132,14 @@ step = "mypkg.serve:step"   # CC405: step 0 raised RuntimeError: ...
 
 ## Fix
 Make the step runnable on the startup model (no external inputs), or set `[probe] enabled = false`.
-""")
+""",
+)
 
-GENERALIZED = Rule(code="CC406", name="recompiled-then-dynamic", severity="warning", doc="""\
+GENERALIZED = Rule(
+    code="CC406",
+    name="recompiled-then-dynamic",
+    severity="warning",
+    doc="""\
 ## What it does
 Reports a region whose recompiles exceed `recompile_budget` only because Dynamo generalized something that changed
 between steps, and that then stayed stable for the rest of the probe (no further compile of that frame in at least
@@ -133,6 +163,7 @@ def step(model, i):
 Declare the dimension dynamic up front (`dynamic_dims = { x = [0] }` or `dynamic = true`) so the first compile is
 already dynamic; pass a changing float as a tensor (a buffer updated in place); or set `warmup_compiles = 2` when
 one generalizing recompile is expected.
-""")
+""",
+)
 
 RULES: tuple[Rule, ...] = (RECOMPILES, LIMIT_HIT, GRAPH_BREAKS, LATE_HOOK, PROBE_FAILED, GENERALIZED)

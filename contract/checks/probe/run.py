@@ -7,12 +7,14 @@ on, recompile-limit hits, and forward hooks that appeared on region modules afte
 
 Afterwards the probe puts back what it and the step changed (`restore`).
 """
+
 from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn
@@ -23,7 +25,6 @@ from contract.binding.resolve import bind
 from contract.binding.targets import Binding
 from contract.checks.probe.restore import restore, snapshot
 from contract.document.load import Contract
-
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -100,8 +101,16 @@ class _Recorder(logging.Handler):
         if target is None:
             return
         breaks = [GraphBreak(reason=r, location=loc) for r, loc in _torch.graph_breaks_since(mark)]
-        self.result.compiles.append(Compile(region=target.region, path=target.path, reasons=reasons, breaks=breaks,
-                                            compile_id=str(getattr(args, "compile_id", "")), step=self.step))
+        self.result.compiles.append(
+            Compile(
+                region=target.region,
+                path=target.path,
+                reasons=reasons,
+                breaks=breaks,
+                compile_id=str(getattr(args, "compile_id", "")),
+                step=self.step,
+            )
+        )
 
     def emit(self, record: logging.LogRecord) -> None:
         if isinstance(record.msg, str) and record.msg.startswith("torch._dynamo hit config."):
@@ -116,13 +125,15 @@ class _Recorder(logging.Handler):
 
 def probe_contract(contract: Contract, backend: str) -> Contract:
     """The same regions compiled with the probe's backend (mode and options are Inductor's: dropped)."""
-    regions = tuple(dataclasses.replace(r, backend=backend, mode=None, options={}) if r.enabled else r
-                    for r in contract.regions)
+    regions = tuple(
+        dataclasses.replace(r, backend=backend, mode=None, options={}) if r.enabled else r for r in contract.regions
+    )
     return dataclasses.replace(contract, regions=regions)
 
 
-def probe(contract: Contract, model: nn.Module, step: Callable[[nn.Module, int], Any], *, steps: int,
-          backend: str = "eager") -> ProbeResult:
+def probe(
+    contract: Contract, model: nn.Module, step: Callable[[nn.Module, int], Any], *, steps: int, backend: str = "eager"
+) -> ProbeResult:
     """Run `steps` iterations of `step(model, i)` under the contract compiled with `backend`, then restore."""
     binding, _ = bind(probe_contract(contract, backend), model)
     config, saved = _torch.dynamo_config(), snapshot(model)

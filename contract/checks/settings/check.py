@@ -4,18 +4,30 @@ torch validates backend, mode and options only when `torch.compile()` is called 
 inductor backend); these checks run the same validation up front, for every region, so the engine never starts
 half-compiled. torch is imported lazily (inside the checks) so `compile-contract rules` and `doctor` stay fast.
 """
+
 from __future__ import annotations
 
 import difflib
 import json
 import typing
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from contract.findings import Finding
 from contract.checks.settings.rules import (
-    UNKNOWN_BACKEND, UNKNOWN_MODE, UNKNOWN_OPTION, OPTION_TYPE, MODE_AND_OPTIONS, IGNORED_BY_BACKEND, CUDAGRAPHS_DYNAMIC, FULLGRAPH_BUDGET, TORCH_VERSION, NEEDS_NEWER_TORCH, EAGER_WITHOUT_REASON,
+    CUDAGRAPHS_DYNAMIC,
+    EAGER_WITHOUT_REASON,
+    FULLGRAPH_BUDGET,
+    IGNORED_BY_BACKEND,
+    MODE_AND_OPTIONS,
+    NEEDS_NEWER_TORCH,
+    OPTION_TYPE,
+    TORCH_VERSION,
+    UNKNOWN_BACKEND,
+    UNKNOWN_MODE,
+    UNKNOWN_OPTION,
 )
 from contract.document.schema import Region
+from contract.findings import Finding
 
 IGNORING_BACKENDS = frozenset({"eager", "aot_eager"})
 """Backends that drop `mode` and `options` silently."""
@@ -47,16 +59,26 @@ def check_torch_version(ctx: Any, installed: str | None = None) -> list[Finding]
         return []
     installed = installed or torch_version()
     if installed is None:
-        return [TORCH_VERSION.finding("contract.torch", f"torch is not installed (contract requires {meta.torch})",
-                                      f'pip install "torch{meta.torch}" in this environment')]
+        return [
+            TORCH_VERSION.finding(
+                "contract.torch",
+                f"torch is not installed (contract requires {meta.torch})",
+                f'pip install "torch{meta.torch}" in this environment',
+            )
+        ]
     try:
         public = Version(installed).public
     except InvalidVersion:
         return []
     if SpecifierSet(meta.torch).contains(public, prereleases=True):
         return []
-    return [TORCH_VERSION.finding("contract.torch", f"installed torch {installed} does not satisfy {meta.torch!r}",
-                                  f'install torch{meta.torch}, or re-validate the contract and update [contract] torch')]
+    return [
+        TORCH_VERSION.finding(
+            "contract.torch",
+            f"installed torch {installed} does not satisfy {meta.torch!r}",
+            f"install torch{meta.torch}, or re-validate the contract and update [contract] torch",
+        )
+    ]
 
 
 def check_region(defaults: Any, region: Region) -> list[Finding]:
@@ -75,21 +97,39 @@ def _document_checks(defaults: Any, region: Region) -> list[Finding]:
     """Checks that need nothing but the contract (CC105, CC106, CC107, CC108)."""
     out = []
     if region.mode is not None and region.options:
-        out.append(MODE_AND_OPTIONS.finding(_loc(defaults, region, "mode"), "mode and options are both set; "
-                                            "torch.compile accepts only one", "keep one: express the mode as options, or drop the options"))
+        out.append(
+            MODE_AND_OPTIONS.finding(
+                _loc(defaults, region, "mode"),
+                "mode and options are both set; torch.compile accepts only one",
+                "keep one: express the mode as options, or drop the options",
+            )
+        )
     if region.backend in IGNORING_BACKENDS and (region.mode not in (None, "default") or region.options):
         key = "mode" if region.mode not in (None, "default") else "options"
-        out.append(IGNORED_BY_BACKEND.finding(_loc(defaults, region, key), f"backend {region.backend!r} silently "
-                                              f"ignores {key}", 'remove it, or use backend = "inductor"'))
+        out.append(
+            IGNORED_BY_BACKEND.finding(
+                _loc(defaults, region, key),
+                f"backend {region.backend!r} silently ignores {key}",
+                'remove it, or use backend = "inductor"',
+            )
+        )
     if _uses_cudagraphs(region) and (region.dynamic is True or region.dynamic_dims):
         key = "dynamic" if region.dynamic is True else "dynamic_dims"
-        out.append(CUDAGRAPHS_DYNAMIC.finding(_loc(defaults, region, key), "CUDA graphs with dynamic shapes "
-                                              "re-record a graph for every new shape", "pad inputs to a few static shapes "
-                                              "and set dynamic = false, or drop CUDA graphs here"))
+        out.append(
+            CUDAGRAPHS_DYNAMIC.finding(
+                _loc(defaults, region, key),
+                "CUDA graphs with dynamic shapes re-record a graph for every new shape",
+                "pad inputs to a few static shapes and set dynamic = false, or drop CUDA graphs here",
+            )
+        )
     if region.fullgraph and region.graph_break_budget > 0:
-        out.append(FULLGRAPH_BUDGET.finding(_loc(defaults, region, "graph_break_budget"), f"fullgraph = true "
-                                            f"allows no graph break, but graph_break_budget = {region.graph_break_budget}",
-                                            "set graph_break_budget = 0, or fullgraph = false"))
+        out.append(
+            FULLGRAPH_BUDGET.finding(
+                _loc(defaults, region, "graph_break_budget"),
+                f"fullgraph = true allows no graph break, but graph_break_budget = {region.graph_break_budget}",
+                "set graph_break_budget = 0, or fullgraph = false",
+            )
+        )
     return out
 
 
@@ -97,16 +137,22 @@ def _uses_cudagraphs(region: Region) -> bool:
     """CUDA graphs through the backend, the mode or the `triton.cudagraphs` option."""
     if region.backend == "cudagraphs":
         return True
-    return region.backend == "inductor" and (region.mode in CUDAGRAPH_MODES
-                                             or region.options.get("triton.cudagraphs") is True)
+    return region.backend == "inductor" and (
+        region.mode in CUDAGRAPH_MODES or region.options.get("triton.cudagraphs") is True
+    )
 
 
 def _eager_reason(defaults: Any, region: Region) -> list[Finding]:
     """CC111: a region kept eager needs a reason."""
     if region.reason and region.reason.strip():
         return []
-    return [EAGER_WITHOUT_REASON.finding(region.loc("reason"), f"region {region.name!r} is kept eager without a reason",
-                                         'add reason = "..." (e.g. an issue link), or remove enabled = false')]
+    return [
+        EAGER_WITHOUT_REASON.finding(
+            region.loc("reason"),
+            f"region {region.name!r} is kept eager without a reason",
+            'add reason = "..." (e.g. an issue link), or remove enabled = false',
+        )
+    ]
 
 
 def _backend(defaults: Any, region: Region) -> list[Finding]:
@@ -116,8 +162,13 @@ def _backend(defaults: Any, region: Region) -> list[Finding]:
     known = _torch.compile_backends()
     if region.backend in known:
         return []
-    return [UNKNOWN_BACKEND.finding(_loc(defaults, region, "backend"), f"unknown backend {region.backend!r}",
-                                    _suggest(region.backend, known, "register the backend before the check, or use"))]
+    return [
+        UNKNOWN_BACKEND.finding(
+            _loc(defaults, region, "backend"),
+            f"unknown backend {region.backend!r}",
+            _suggest(region.backend, known, "register the backend before the check, or use"),
+        )
+    ]
 
 
 def _inductor_mode(defaults: Any, region: Region) -> list[Finding]:
@@ -127,8 +178,13 @@ def _inductor_mode(defaults: Any, region: Region) -> list[Finding]:
     modes = _torch.inductor_modes()
     if region.mode is None or region.mode in modes:
         return []
-    return [UNKNOWN_MODE.finding(_loc(defaults, region, "mode"), f"unknown inductor mode {region.mode!r}",
-                                 _suggest(region.mode, modes, "use"))]
+    return [
+        UNKNOWN_MODE.finding(
+            _loc(defaults, region, "mode"),
+            f"unknown inductor mode {region.mode!r}",
+            _suggest(region.mode, modes, "use"),
+        )
+    ]
 
 
 def _inductor_options(defaults: Any, region: Region) -> list[Finding]:
@@ -145,11 +201,21 @@ def _inductor_options(defaults: Any, region: Region) -> list[Finding]:
         if name not in types and isinstance(value, dict):
             out.append(_nested_options(loc, key, value, types))
         elif name not in types:
-            out.append(UNKNOWN_OPTION.finding(loc, f"unknown inductor option {key!r}",
-                                              _suggest(name, _public(types), "check torch._inductor.list_options(); use")))
+            out.append(
+                UNKNOWN_OPTION.finding(
+                    loc,
+                    f"unknown inductor option {key!r}",
+                    _suggest(name, _public(types), "check torch._inductor.list_options(); use"),
+                )
+            )
         elif _wrong_type(value, types[name]):
-            out.append(OPTION_TYPE.finding(loc, f"option {key!r} must be {_type_name(types[name])}, got "
-                                           f"{type(value).__name__} {value!r}", f"write {key} as a {_type_name(types[name])}"))
+            out.append(
+                OPTION_TYPE.finding(
+                    loc,
+                    f"option {key!r} must be {_type_name(types[name])}, got {type(value).__name__} {value!r}",
+                    f"write {key} as a {_type_name(types[name])}",
+                )
+            )
     return out
 
 
@@ -157,12 +223,16 @@ def _nested_options(loc: str, key: str, value: dict, types: dict[str, Any]) -> F
     """CC103 for `options.triton.cudagraphs = true`: TOML reads dotted keys as nested tables, torch wants flat names."""
     flat = _flatten(key, value)
     if not flat:
-        return UNKNOWN_OPTION.finding(loc, f"options.{key} is an empty table, not an inductor option",
-                                      f"remove options.{key}")
+        return UNKNOWN_OPTION.finding(
+            loc, f"options.{key} is an empty table, not an inductor option", f"remove options.{key}"
+        )
     table = "{ " + ", ".join(f"{json.dumps(name)} = {json.dumps(v, default=str)}" for name, v in flat) + " }"
-    return UNKNOWN_OPTION.finding(loc, f"options.{key} is a nested table, not an inductor option (the dotted key "
-                                  f"options.{flat[0][0]} makes nested tables)",
-                                  f"write options = {table} (quote keys that contain dots){_unknown_note(flat, types)}")
+    return UNKNOWN_OPTION.finding(
+        loc,
+        f"options.{key} is a nested table, not an inductor option (the dotted key "
+        f"options.{flat[0][0]} makes nested tables)",
+        f"write options = {table} (quote keys that contain dots){_unknown_note(flat, types)}",
+    )
 
 
 def _unknown_note(flat: list[tuple[str, Any]], types: dict[str, Any]) -> str:
@@ -204,9 +274,13 @@ def _new_kwargs(defaults: Any, region: Region) -> list[Finding]:
     out = []
     for key, since in NEW_KWARGS.items():
         if getattr(region, key) is not None and not _torch.supports_compile_kwarg(key):
-            out.append(NEEDS_NEWER_TORCH.finding(_loc(defaults, region, key), f"{key} needs torch >= {since} "
-                                                 f"(installed {torch_version() or 'unknown'})",
-                                                 f"upgrade torch to >= {since}, or remove {key}"))
+            out.append(
+                NEEDS_NEWER_TORCH.finding(
+                    _loc(defaults, region, key),
+                    f"{key} needs torch >= {since} (installed {torch_version() or 'unknown'})",
+                    f"upgrade torch to >= {since}, or remove {key}",
+                )
+            )
     return out
 
 

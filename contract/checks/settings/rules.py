@@ -1,9 +1,14 @@
 """CC1xx rules: compile settings checked against the installed torch, before anything compiles (checks in `check`)."""
+
 from __future__ import annotations
 
 from contract.findings import Rule
 
-UNKNOWN_BACKEND = Rule(code="CC101", name="unknown-backend", severity="error", doc="""\
+UNKNOWN_BACKEND = Rule(
+    code="CC101",
+    name="unknown-backend",
+    severity="error",
+    doc="""\
 ## What it does
 Checks each compiled region's `backend` against the backends this torch knows
 (`torch.compiler.list_backends(exclude_tags=None)`, which includes custom backends registered by the model's
@@ -22,9 +27,14 @@ backend = "inductr"   # CC101: did you mean inductor?
 ## Fix
 Use one of the listed backends, or register the custom backend (`torch._dynamo.register_backend`) in the module
 that builds the model, so it exists when the contract is checked.
-""")
+""",
+)
 
-UNKNOWN_MODE = Rule(code="CC102", name="unknown-mode", severity="error", doc="""\
+UNKNOWN_MODE = Rule(
+    code="CC102",
+    name="unknown-mode",
+    severity="error",
+    doc="""\
 ## What it does
 Checks `mode` against `torch._inductor.list_mode_options()` for regions compiled with the inductor backend.
 
@@ -42,9 +52,14 @@ mode = "reduce_overhead"   # CC102: did you mean reduce-overhead?
 
 ## Fix
 Use one of: default, reduce-overhead, max-autotune-no-cudagraphs, max-autotune (and lite on torch >= 2.13).
-""")
+""",
+)
 
-UNKNOWN_OPTION = Rule(code="CC103", name="unknown-option", severity="error", doc="""\
+UNKNOWN_OPTION = Rule(
+    code="CC103",
+    name="unknown-option",
+    severity="error",
+    doc="""\
 ## What it does
 Checks every key of `options` against `torch._inductor.list_options()` (`-` is read as `_`, as torch does). An
 option written as a dotted key (`options.triton.cudagraphs = true`) is a nested table in TOML, not the option
@@ -65,9 +80,14 @@ options = { max_autotun = true }   # CC103: did you mean max_autotune?
 ## Fix
 Use an option name this torch knows (see `torch._inductor.list_options()`), or drop it. Quote names that contain
 dots: `options = { "triton.cudagraphs" = true }`.
-""")
+""",
+)
 
-OPTION_TYPE = Rule(code="CC104", name="option-type", severity="error", doc="""\
+OPTION_TYPE = Rule(
+    code="CC104",
+    name="option-type",
+    severity="error",
+    doc="""\
 ## What it does
 Checks each Inductor option's value against the option's declared type, exactly as `torch.compile` does
 (`isinstance` against `torch._inductor.config`'s type; generic types such as `int | None` are not checked).
@@ -86,9 +106,14 @@ options = { max_autotune = "true" }   # CC104: got str, should be bool
 
 ## Fix
 Write the value with the option's type: `true`/`false` without quotes for bools, `1.0` for floats.
-""")
+""",
+)
 
-MODE_AND_OPTIONS = Rule(code="CC105", name="mode-and-options", severity="error", doc="""\
+MODE_AND_OPTIONS = Rule(
+    code="CC105",
+    name="mode-and-options",
+    severity="error",
+    doc="""\
 ## What it does
 Reports a region that sets both `mode` and `options` (directly or through `[defaults]`).
 
@@ -106,9 +131,14 @@ options = { "triton.cudagraphs" = false }
 
 ## Fix
 Keep one: express the mode as options (see `torch._inductor.list_mode_options(mode)`) or drop the options.
-""")
+""",
+)
 
-IGNORED_BY_BACKEND = Rule(code="CC106", name="ignored-by-backend", severity="warning", doc="""\
+IGNORED_BY_BACKEND = Rule(
+    code="CC106",
+    name="ignored-by-backend",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns when `mode` or `options` are set for a region whose backend ignores them (`eager`, `aot_eager`).
 
@@ -127,9 +157,14 @@ mode = "max-autotune"   # CC106
 
 ## Fix
 Remove `mode`/`options`, or switch the region to `backend = "inductor"`.
-""")
+""",
+)
 
-CUDAGRAPHS_DYNAMIC = Rule(code="CC107", name="cudagraphs-with-dynamic-shapes", severity="warning", doc="""\
+CUDAGRAPHS_DYNAMIC = Rule(
+    code="CC107",
+    name="cudagraphs-with-dynamic-shapes",
+    severity="warning",
+    doc="""\
 ## What it does
 Warns when a region uses CUDA graphs (`mode = "reduce-overhead"` or `"max-autotune"`,
 `options."triton.cudagraphs" = true`, or `backend = "cudagraphs"`) together with `dynamic = true` or
@@ -150,9 +185,14 @@ dynamic = true   # CC107
 
 ## Fix
 Pad or bucket inputs to a few static shapes and set `dynamic = false`, or drop CUDA graphs for this region.
-""")
+""",
+)
 
-FULLGRAPH_BUDGET = Rule(code="CC108", name="fullgraph-with-break-budget", severity="error", doc="""\
+FULLGRAPH_BUDGET = Rule(
+    code="CC108",
+    name="fullgraph-with-break-budget",
+    severity="error",
+    doc="""\
 ## What it does
 Reports `fullgraph = true` together with `graph_break_budget > 0`.
 
@@ -171,9 +211,14 @@ graph_break_budget = 2   # CC108
 
 ## Fix
 Set `graph_break_budget = 0` (or remove it), or set `fullgraph = false` to tolerate that many breaks.
-""")
+""",
+)
 
-TORCH_VERSION = Rule(code="CC109", name="torch-version-mismatch", severity="error", doc="""\
+TORCH_VERSION = Rule(
+    code="CC109",
+    name="torch-version-mismatch",
+    severity="error",
+    doc="""\
 ## What it does
 Checks the installed torch version (without its local tag such as `+cu126`) against `[contract] torch`.
 
@@ -190,9 +235,14 @@ torch = ">=9.0"   # CC109
 
 ## Fix
 Install a torch that satisfies the requirement, or update the requirement after re-validating the contract.
-""")
+""",
+)
 
-NEEDS_NEWER_TORCH = Rule(code="CC110", name="needs-newer-torch", severity="error", doc="""\
+NEEDS_NEWER_TORCH = Rule(
+    code="CC110",
+    name="needs-newer-torch",
+    severity="error",
+    doc="""\
 ## What it does
 Reports settings that the installed torch does not support yet, naming the version that adds them
 (e.g. per-region `recompile_limit`, a `torch.compile` argument since torch 2.13).
@@ -213,9 +263,14 @@ recompile_limit = 4   # CC110 on torch < 2.13
 ## Fix
 Upgrade torch to the named version, or remove the setting (torch's global `torch._dynamo.config.recompile_limit`
 applies instead).
-""")
+""",
+)
 
-EAGER_WITHOUT_REASON = Rule(code="CC111", name="eager-without-reason", severity="error", doc="""\
+EAGER_WITHOUT_REASON = Rule(
+    code="CC111",
+    name="eager-without-reason",
+    severity="error",
+    doc="""\
 ## What it does
 Reports a region kept eager (`enabled = false`, directly or through `[defaults]`) that has no `reason`.
 
@@ -233,7 +288,19 @@ enabled = false   # CC111
 
 ## Fix
 Add `reason = "..."` (e.g. an issue link), or remove `enabled = false`.
-""")
+""",
+)
 
-RULES = (UNKNOWN_BACKEND, UNKNOWN_MODE, UNKNOWN_OPTION, OPTION_TYPE, MODE_AND_OPTIONS, IGNORED_BY_BACKEND,
-         CUDAGRAPHS_DYNAMIC, FULLGRAPH_BUDGET, TORCH_VERSION, NEEDS_NEWER_TORCH, EAGER_WITHOUT_REASON)
+RULES = (
+    UNKNOWN_BACKEND,
+    UNKNOWN_MODE,
+    UNKNOWN_OPTION,
+    OPTION_TYPE,
+    MODE_AND_OPTIONS,
+    IGNORED_BY_BACKEND,
+    CUDAGRAPHS_DYNAMIC,
+    FULLGRAPH_BUDGET,
+    TORCH_VERSION,
+    NEEDS_NEWER_TORCH,
+    EAGER_WITHOUT_REASON,
+)

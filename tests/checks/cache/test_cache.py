@@ -1,4 +1,5 @@
 """CC2xx: the Inductor cache preflight on real directories, mounts, owners, subprocesses and a real Redis."""
+
 from __future__ import annotations
 
 import json
@@ -10,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from contract.checks import CheckContext
-from contract.env import default_cache_dir, take_snapshot
-from contract.document.load import load
 from contract.checks.cache import check as cc2xx
 from contract.checks.cache import remote
+from contract.document.load import load
+from contract.env import default_cache_dir, take_snapshot
 from tests import ROOT
 from tests.report.test_catalog import EXAMPLES
 
@@ -49,8 +50,11 @@ def test_default_cache_on_a_default_setup_reports_nothing(write_contract) -> Non
 
 def test_a_healthy_exported_cache_dir_reports_nothing(write_contract, tmp_path) -> None:
     cache = tmp_path / "inductor"
-    path = cache_contract(write_contract, f'dir = "{cache}"\nrequire_persistent = true\nfx_graph_cache = true\n'
-                                          'autograd_cache = true\nmin_free_inodes = 100')
+    path = cache_contract(
+        write_contract,
+        f'dir = "{cache}"\nrequire_persistent = true\nfx_graph_cache = true\n'
+        "autograd_cache = true\nmin_free_inodes = 100",
+    )
     assert run_cache(path, with_dir(cache)) == []
 
 
@@ -62,13 +66,17 @@ def test_contract_dir_that_torch_will_not_use_names_the_export_fix(write_contrac
 
 
 def test_relative_cache_dir_variable_is_an_error(write_contract, tmp_path) -> None:
-    found = run_cache(EXAMPLES / "CC202_cache_dir_not_absolute.toml", {**CLEAN, "TORCHINDUCTOR_CACHE_DIR": "cache/inductor"})
+    found = run_cache(
+        EXAMPLES / "CC202_cache_dir_not_absolute.toml", {**CLEAN, "TORCHINDUCTOR_CACHE_DIR": "cache/inductor"}
+    )
     assert codes(found) == {"CC202"} and found[0].location == "TORCHINDUCTOR_CACHE_DIR"
 
 
 def test_relative_value_rewritten_absolute_by_torch_is_still_reported_from_the_snapshot(write_contract) -> None:
     now = {**CLEAN, "TORCHINDUCTOR_CACHE_DIR": os.path.abspath("cache/inductor")}
-    found = run_cache(cache_contract(write_contract), now, before={**CLEAN, "TORCHINDUCTOR_CACHE_DIR": "cache/inductor"})
+    found = run_cache(
+        cache_contract(write_contract), now, before={**CLEAN, "TORCHINDUCTOR_CACHE_DIR": "cache/inductor"}
+    )
     assert codes(found) == {"CC202"}
 
 
@@ -122,8 +130,9 @@ def test_a_full_real_filesystem_fails_min_free_gib(write_contract, tmpfs) -> Non
 
 def test_too_few_free_inodes_fail_min_free_inodes(write_contract, tmpfs) -> None:
     mnt = tmpfs("size=1m,nr_inodes=50")
-    found = run_cache(cache_contract(write_contract, "min_free_gib = 0.0\nmin_free_inodes = 1000"),
-                      with_dir(mnt / "inductor"))
+    found = run_cache(
+        cache_contract(write_contract, "min_free_gib = 0.0\nmin_free_inodes = 1000"), with_dir(mnt / "inductor")
+    )
     assert codes(found) == {"CC206"} and "inodes" in found[0].message
 
 
@@ -153,7 +162,9 @@ def test_a_world_writable_cache_dir_is_insecure_even_with_the_sticky_bit(write_c
     cache = tmp_path / "inductor"
     cache.mkdir()
     cache.chmod(0o1777)
-    assert [(f.code, f.location) for f in run_cache(cache_contract(write_contract), with_dir(cache))] == [("CC207", str(cache))]
+    assert [(f.code, f.location) for f in run_cache(cache_contract(write_contract), with_dir(cache))] == [
+        ("CC207", str(cache))
+    ]
 
 
 def test_a_symlink_into_a_world_writable_dir_is_checked_at_its_real_path(write_contract, tmp_path) -> None:
@@ -216,28 +227,32 @@ print(json.dumps({{"effective": ic.fx_graph_cache, "findings": [[f.code, f.locat
 def run_subprocess(contract: Path, before: str = "", after: str = "") -> dict:
     code = SUBPROCESS.format(before=before, after=after)
     env = {**CLEAN, "TORCHINDUCTOR_CACHE_DIR": default_cache_dir()}
-    res = subprocess.run([sys.executable, "-c", code, str(contract)], capture_output=True, text=True, env=env,
-                         cwd=ROOT, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-c", code, str(contract)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
 def test_a_variable_set_after_import_torch_dynamo_is_reported_as_too_late(write_contract) -> None:
-    out = run_subprocess(write_contract('[contract]\nname = "c"\n'),
-                         after='os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"')
+    out = run_subprocess(
+        write_contract('[contract]\nname = "c"\n'), after='os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"'
+    )
     assert out["effective"] is True
     assert out["findings"] == [["CC201", "TORCHINDUCTOR_FX_GRAPH_CACHE"]]
 
 
 def test_the_same_variable_set_before_import_is_effective_and_silent(write_contract) -> None:
-    out = run_subprocess(write_contract('[contract]\nname = "c"\n'),
-                         before='os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"')
+    out = run_subprocess(
+        write_contract('[contract]\nname = "c"\n'), before='os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"'
+    )
     assert out == {"effective": False, "findings": []}
 
 
 def test_required_cache_off_in_the_effective_config_is_reported_in_process() -> None:
-    out = run_subprocess(EXAMPLES / "CC208_required_cache_disabled.toml",
-                         before='os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"')
+    out = run_subprocess(
+        EXAMPLES / "CC208_required_cache_disabled.toml", before='os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"'
+    )
     assert out["findings"] == [["CC208", "TORCHINDUCTOR_FX_GRAPH_CACHE"]]
 
 
@@ -266,14 +281,17 @@ def test_redis_with_a_password_answers_with_the_right_one_and_refuses_a_wrong_on
 def test_remote_cache_not_enabled_in_torch_is_a_warning(tmp_path, start_redis) -> None:
     server = start_redis()
     example = tmp_path / "CC210.toml"
-    example.write_text((EXAMPLES / "CC210_remote_cache_not_used.toml").read_text().replace(
-        "redis://127.0.0.1:6379", server.url))
+    example.write_text(
+        (EXAMPLES / "CC210_remote_cache_not_used.toml").read_text().replace("redis://127.0.0.1:6379", server.url)
+    )
     found = run_cache(example)
     assert codes(found) == {"CC210"} and all(f.severity == "warning" for f in found)
     assert "TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE" in {f.location for f in found}
 
 
-def test_remote_cache_enabled_and_pointed_at_the_server_leaves_only_a_missing_package(write_contract, start_redis) -> None:
+def test_remote_cache_enabled_and_pointed_at_the_server_leaves_only_a_missing_package(
+    write_contract, start_redis
+) -> None:
     import importlib.util
 
     server = start_redis()
@@ -287,7 +305,12 @@ def test_remote_cache_enabled_and_pointed_at_the_server_leaves_only_a_missing_pa
 def test_a_redis_url_with_a_username_is_parsed_with_its_acl_user() -> None:
     addr = remote.redis_address("rediss://cache%40ops:p%3Ass@redis.internal:6380/0")
     assert (addr.host, addr.port, addr.username, addr.password, addr.tls) == (
-        "redis.internal", 6380, "cache@ops", "p:ss", True)
+        "redis.internal",
+        6380,
+        "cache@ops",
+        "p:ss",
+        True,
+    )
     assert remote.redis_address("redis://:pw@h").username is None
 
 
@@ -316,17 +339,21 @@ def unix_group(tmp_path):
         for _ in range(members):
             user = f"cct{uuid.uuid4().hex[:8]}"
             how = ["-g", group] if primary else ["-G", group]
-            subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", *how, user], check=True, capture_output=True)
+            subprocess.run(
+                ["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", *how, user], check=True, capture_output=True
+            )
             made.append(("userdel", user))
         return grp.getgrnam(group).gr_gid
+
     yield make
     for tool, name in reversed(made):
         subprocess.run([tool, name], check=False, capture_output=True)
 
 
 @pytest.mark.parametrize("primary", [False, True], ids=["listed-member", "primary-group-member"])
-def test_a_parent_writable_by_a_group_with_other_members_is_insecure(write_contract, tmp_path, unix_group,
-                                                                      primary) -> None:
+def test_a_parent_writable_by_a_group_with_other_members_is_insecure(
+    write_contract, tmp_path, unix_group, primary
+) -> None:
     shared = tmp_path / "shared"
     (shared / "inductor").mkdir(parents=True)
     os.chown(shared, 0, unix_group(1, primary=primary))
@@ -342,7 +369,8 @@ def test_a_group_writable_cache_dir_is_insecure_even_with_the_sticky_bit(write_c
     os.chown(cache, 0, unix_group(1))
     cache.chmod(0o1770)
     assert [(f.code, f.location) for f in run_cache(cache_contract(write_contract), with_dir(cache))] == [
-        ("CC207", str(cache))]
+        ("CC207", str(cache))
+    ]
 
 
 def test_a_group_writable_dir_of_a_group_without_other_members_is_fine(write_contract, tmp_path, unix_group) -> None:

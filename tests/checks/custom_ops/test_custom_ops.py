@@ -1,4 +1,5 @@
 """CC601: custom ops reached from a region's code without a fake implementation."""
+
 from __future__ import annotations
 
 import importlib.util

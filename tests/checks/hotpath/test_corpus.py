@@ -5,6 +5,7 @@ Each case in `tests/checks/hotpath/corpus/` has a ground-truth `LABEL` (hazard k
 (`{"2.11": {...}}`) records a torch minor that behaves differently. A label is a hazard on every torch version:
 recall counts it even where the installed torch happens not to recompile. Run with `-s` to print the figures.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -69,8 +70,10 @@ def observe(case: ModuleType) -> dict[str, int]:
 
 def write_contract(tmp_path: Path, name: str, region: str) -> Path:
     path = tmp_path / f"{name}.toml"
-    path.write_text(f'[contract]\nname = "{name}"\nmodel = "tests.checks.hotpath.corpus.{name}:build"\n\n'
-                    f'[[region]]\nname = "r"\nmodule = "{region}"\nbackend = "eager"\n\n[probe]\nsteps = {STEPS}\n')
+    path.write_text(
+        f'[contract]\nname = "{name}"\nmodel = "tests.checks.hotpath.corpus.{name}:build"\n\n'
+        f'[[region]]\nname = "r"\nmodule = "{region}"\nbackend = "eager"\n\n[probe]\nsteps = {STEPS}\n'
+    )
     return path
 
 
@@ -86,8 +89,19 @@ def findings_for(name: str, tmp_path: Path, *, probe: bool) -> list:
 def test_the_corpus_has_at_least_40_cases_with_hazards_of_every_kind_and_clean_look_alikes() -> None:
     labels = [load_case(n).LABEL for n in case_names()]
     assert len(labels) >= 40 and labels.count(None) >= 15
-    assert {"counter", "assigned", "float", "graph-break", "item-branch", "env", "dynamic-getattr", "batchnorm",
-            "hook", "per-instance", "outside"} <= set(labels)
+    assert {
+        "counter",
+        "assigned",
+        "float",
+        "graph-break",
+        "item-branch",
+        "env",
+        "dynamic-getattr",
+        "batchnorm",
+        "hook",
+        "per-instance",
+        "outside",
+    } <= set(labels)
 
 
 @pytest.mark.parametrize("name", case_names())
@@ -133,10 +147,12 @@ def test_static_scan_and_probe_recall_with_zero_error_false_positives(tmp_path: 
     assert figures["static_recall"] >= 0.9 and figures["probe_recall"] >= 0.95
 
 
-@pytest.mark.parametrize(("minor", "expected"), [((2, 11), []), ((2, 12), [("CC301", "warning")]),
-                                                 ((2, 13), [("CC301", "error")])])
-def test_is_exporting_guard_follows_what_each_torch_was_measured_to_do(minor, expected, tmp_path: Path,
-                                                                       monkeypatch) -> None:
+@pytest.mark.parametrize(
+    ("minor", "expected"), [((2, 11), []), ((2, 12), [("CC301", "warning")]), ((2, 13), [("CC301", "error")])]
+)
+def test_is_exporting_guard_follows_what_each_torch_was_measured_to_do(
+    minor, expected, tmp_path: Path, monkeypatch
+) -> None:
     """h44 `if not is_exporting(): self.calls += 1`: dead under compile on 2.11, a storm on 2.13, unknown between."""
     from contract.checks.hotpath import conditions
 
@@ -167,5 +183,6 @@ def summarize(rows: dict[str, tuple[bool, list, list]]) -> dict[str, object]:
         flagged = [n for n in clean if (rows[n][1] + rows[n][2] if idx == 2 else rows[n][1])]
         out[f"{label}_false_positives"] = sorted(flagged)
         out[f"{label}_error_false_positives"] = sum(
-            1 for n in clean for f in (rows[n][1] + rows[n][2] if idx == 2 else rows[n][1]) if f.severity == "error")
+            1 for n in clean for f in (rows[n][1] + rows[n][2] if idx == 2 else rows[n][1]) if f.severity == "error"
+        )
     return out

@@ -1,4 +1,5 @@
 """Every CC3xx Python example produces exactly its marked codes on exactly the marked lines."""
+
 from __future__ import annotations
 
 import importlib
@@ -7,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from contract.pipeline import check
-from tests.report.test_catalog import EXAMPLES, expected_codes
 from tests import ROOT as ROOT_DIR
+from tests.report.test_catalog import EXAMPLES, expected_codes
 
 
 def python_examples() -> list[Path]:
@@ -18,8 +19,10 @@ def python_examples() -> list[Path]:
 
 def write_contract(tmp_path: Path, module: str, region: str) -> Path:
     path = tmp_path / "contract.toml"
-    path.write_text(f'[contract]\nname = "example"\nmodel = "{module}:build"\n\n'
-                    f'[[region]]\nname = "r"\nmodule = "{region}"\nbackend = "eager"\n')
+    path.write_text(
+        f'[contract]\nname = "example"\nmodel = "{module}:build"\n\n'
+        f'[[region]]\nname = "r"\nmodule = "{region}"\nbackend = "eager"\n'
+    )
     return path
 
 
@@ -64,8 +67,9 @@ def _scan(path: Path, tmp_path: Path) -> list:
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("CC301*.py")), ids=lambda p: p.name)
-def test_cc301_is_an_error_unless_marked_warning_and_a_dormant_one_names_its_flag(path: Path, tmp_path: Path,
-                                                                                  monkeypatch) -> None:
+def test_cc301_is_an_error_unless_marked_warning_and_a_dormant_one_names_its_flag(
+    path: Path, tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.syspath_prepend(str(EXAMPLES))
     lines = path.read_text().splitlines()
     for f in _scan(path, tmp_path):
@@ -86,8 +90,9 @@ def test_dormant_counter_names_the_python_state_that_guards_it(tmp_path: Path, m
 
 
 @pytest.mark.parametrize("cwd", ["examples", "repo", "elsewhere"])
-def test_allow_where_matches_a_path_suffix_whatever_the_working_directory(cwd: str, tmp_path: Path,
-                                                                          monkeypatch) -> None:
+def test_allow_where_matches_a_path_suffix_whatever_the_working_directory(
+    cwd: str, tmp_path: Path, monkeypatch
+) -> None:
     """`where = "examples/CC301_....py:14"` silences the finding from the examples folder (location `CC301_...:14`),
     the repository root (`tests/report/examples/CC301_...:14`) and an unrelated folder (sys.path-relative)."""
     example = EXAMPLES / "CC301_python_counter_on_hot_path.py"
@@ -96,8 +101,11 @@ def test_allow_where_matches_a_path_suffix_whatever_the_working_directory(cwd: s
     monkeypatch.chdir({"examples": EXAMPLES, "repo": ROOT_DIR, "elsewhere": tmp_path}[cwd])
     contract = write_contract(tmp_path, example.stem, "")
     entry = '\n[[allow]]\ncode = "CC301"\nwhere = "{}"\nreason = "{}"\n'
-    contract.write_text(contract.read_text() + entry.format(f"examples/{example.name}:{line}", "kept on purpose")
-                        + entry.format(f"ples/{example.name}:{line}", "not at a / boundary: silences nothing"))
+    contract.write_text(
+        contract.read_text()
+        + entry.format(f"examples/{example.name}:{line}", "kept on purpose")
+        + entry.format(f"ples/{example.name}:{line}", "not at a / boundary: silences nothing")
+    )
     _, _, findings = check(contract, importlib.import_module(example.stem).build())
     assert [f.code for f in findings if f.code in ("CC301", "CC008")] == ["CC008"], [str(f) for f in findings]
     assert "ples/" in next(f.message for f in findings if f.code == "CC008")

@@ -1,19 +1,21 @@
 """The probe's evidence under real torch.compile: every graph break Dynamo logs (CC403 by distinct sites per region
 instance), generalizing recompiles (CC406 warning) versus storms (CC401 error), full source paths."""
+
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
 from torch import nn
 
 from contract import _torch
-from contract.pipeline import check
-from contract.document.load import load
 from contract.checks.probe.run import probe
+from contract.document.load import load
+from contract.pipeline import check
 
 HERE = str(Path(__file__).resolve())
 
@@ -114,11 +116,15 @@ def int_schedule(model: nn.Module, i: int) -> Any:
 
 
 def contract_file(tmp_path: Path, steps: int = 8, **region: Any) -> Path:
-    extra = "".join(f"{k} = {v!r}\n".replace("'", '"') if not isinstance(v, bool) else f"{k} = {str(v).lower()}\n"
-                    for k, v in region.items())
+    extra = "".join(
+        f"{k} = {v!r}\n".replace("'", '"') if not isinstance(v, bool) else f"{k} = {str(v).lower()}\n"
+        for k, v in region.items()
+    )
     path = tmp_path / "c.toml"
-    path.write_text(f'[contract]\nname = "p"\n[[region]]\nname = "r"\nmodule = ""\nbackend = "eager"\n{extra}'
-                    f"[probe]\nsteps = {steps}\n")
+    path.write_text(
+        f'[contract]\nname = "p"\n[[region]]\nname = "r"\nmodule = ""\nbackend = "eager"\n{extra}'
+        f"[probe]\nsteps = {steps}\n"
+    )
     return path
 
 
@@ -133,6 +139,7 @@ def raw_probe(tmp_path: Path, model: nn.Module, step: Callable, steps: int = 4, 
 
 
 # 1. Graph breaks the counter misses: the graph-break log sees them, with the source line.
+
 
 def test_a_tensor_in_a_python_if_is_a_cc403_at_the_if_line(tmp_path):
     [finding] = probe_findings(tmp_path, TensorBranch(), fixed_step)
@@ -159,6 +166,7 @@ def test_a_print_in_a_helper_is_logged_twice_at_one_site(tmp_path):
 
 # 2. Budget semantics: distinct sites per region instance over the probe, not breaks per compile.
 
+
 def test_one_site_reached_twice_fits_a_budget_of_one(tmp_path):
     assert probe_findings(tmp_path, NestedPrint(), fixed_step, graph_break_budget=1) == []
     [finding] = probe_findings(tmp_path, NestedPrint(), fixed_step, graph_break_budget=0)
@@ -184,6 +192,7 @@ def test_without_the_graph_break_log_the_counter_is_the_fallback(tmp_path, monke
 
 
 # 3. One generalizing recompile then stable: a warning (CC406). A storm stays CC401.
+
 
 def test_a_growing_batch_under_dynamic_auto_is_a_cc406_warning_not_cc401(tmp_path):
     [finding] = probe_findings(tmp_path, Counter(), growing_batch)
@@ -225,17 +234,21 @@ def test_warmup_compiles_absorbing_the_recompile_gives_no_finding(tmp_path):
 
 # 5. Paths: Dynamo's shortened `# path:line` comment is made full again.
 
+
 def test_at_prefers_the_user_stack_trace_and_expands_a_shortened_comment_path():
     from contract.checks.probe.check import at
 
-    reason = ('0/0: self.t == 1.0  # return x / self.t  # mp/x/m.py:7 in forward\nUser stack trace:\n'
-              '  File "/tmp/x/m.py", line 7, in forward\n    return x / self.t')
+    reason = (
+        "0/0: self.t == 1.0  # return x / self.t  # mp/x/m.py:7 in forward\nUser stack trace:\n"
+        '  File "/tmp/x/m.py", line 7, in forward\n    return x / self.t'
+    )
     assert at(reason) == " at /tmp/x/m.py:7"
     short = HERE[2:]  # what torch.utils._traceback.shorten_filename makes of a path outside torch's tree
     assert at(f"0/0: self.t == 1.0  # return x  # {short}:12 in forward") == f" at {HERE}:12"
 
 
 # 6. torch 2.11: the adapter degrades when a private attribute is missing.
+
 
 def test_skipped_frames_read_records_without_the_newer_fields(monkeypatch):
     import torch._dynamo.utils as dynamo_utils
@@ -258,4 +271,3 @@ def test_graph_break_mark_without_the_log_uses_the_counter(monkeypatch, missing)
         assert _torch.graph_breaks_since(mark) == [("synthetic break", ""), ("synthetic break", "")]
     finally:
         del dynamo_utils.counters["graph_break"]["synthetic break"]
-

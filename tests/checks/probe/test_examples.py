@@ -1,4 +1,5 @@
 """Every CC4xx TOML example, run with its step through the dynamic probe, produces exactly its marked codes."""
+
 from __future__ import annotations
 
 from pathlib import Path

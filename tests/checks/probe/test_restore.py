@@ -1,5 +1,6 @@
 """The probe puts the model back: what the step changed on module instances, their classes and their modules'
 globals is restored after a real torch.compile run (see contract/probe.py's docstring for what is not)."""
+
 from __future__ import annotations
 
 import random
@@ -66,8 +67,9 @@ def step(model: nn.Module, i: int) -> torch.Tensor:
 
 def run_probe(tmp_path: Path, model: nn.Module) -> list:
     path = tmp_path / "c.toml"
-    path.write_text('[contract]\nname = "r"\n[[region]]\nname = "r"\nmodule = ""\nbackend = "eager"\n'
-                    "[probe]\nsteps = 4\n")
+    path.write_text(
+        '[contract]\nname = "r"\n[[region]]\nname = "r"\nmodule = ""\nbackend = "eager"\n[probe]\nsteps = 4\n'
+    )
     _, _, findings = check(path, model, step=step)
     return findings
 
@@ -82,12 +84,12 @@ def test_the_probe_restores_instances_classes_globals_and_rng(tmp_path):
 
     findings = run_probe(tmp_path, model)
 
-    assert CALLS == 0 and MODE == "train" and "ADDED_GLOBAL" not in globals()           # module globals
-    assert Router.total == 0 and Router.table == {"n": 0} and Router.table is table    # class attributes
+    assert CALLS == 0 and MODE == "train" and "ADDED_GLOBAL" not in globals()  # module globals
+    assert Router.total == 0 and Router.table == {"n": 0} and Router.table is table  # class attributes
     assert Base.seen == [] and Base.seen is seen and "added" not in vars(Router)
-    assert set(vars(model)) == keys and not hasattr(model, "cache")                     # instance attributes
+    assert set(vars(model)) == keys and not hasattr(model, "cache")  # instance attributes
     assert model.hist == {"n": 0} and model.order == [1, 2] and model._forward_hooks == hooks
-    assert set(model.state_dict()) == set(state) and not hasattr(model, "extra")       # buffers and submodules
+    assert set(model.state_dict()) == set(state) and not hasattr(model, "extra")  # buffers and submodules
     assert all(torch.equal(v, model.state_dict()[k]) for k, v in state.items())
     assert torch.equal(torch.get_rng_state(), rng) and random.getstate() == py_rng
     assert model.stats.n > 0  # state inside plain objects is documented as not restored

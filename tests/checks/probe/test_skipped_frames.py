@@ -1,4 +1,5 @@
 """CC403 also catches a region whose frame Dynamo gives up on (a graph break in a loop runs the frame eager)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,8 +32,9 @@ def step(model: nn.Module, i: int) -> torch.Tensor:
 
 def probe_findings(tmp_path: Path, model: nn.Module) -> list:
     path = tmp_path / "c.toml"
-    path.write_text('[contract]\nname = "loop"\n[[region]]\nname = "r"\nmodule = "body"\nbackend = "eager"\n'
-                    "[probe]\nsteps = 2\n")
+    path.write_text(
+        '[contract]\nname = "loop"\n[[region]]\nname = "r"\nmodule = "body"\nbackend = "eager"\n[probe]\nsteps = 2\n'
+    )
     net = nn.Module()
     net.body = model
     _, _, findings = check(path, net, step=lambda m, i: step(m.body, i))

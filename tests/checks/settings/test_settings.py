@@ -1,4 +1,5 @@
 """CC1xx: compile settings validated up front, the way `torch.compile` validates them, against the installed torch."""
+
 from __future__ import annotations
 
 import re
@@ -8,10 +9,10 @@ import torch
 from torch import nn
 
 from contract import _torch
-from contract.pipeline import check
 from contract.checks import CheckContext
-from contract.document.load import load
 from contract.checks.settings import check as cc1xx
+from contract.document.load import load
+from contract.pipeline import check
 from tests import ROOT as ROOT_DIR
 from tests.report.test_catalog import EXAMPLES
 
@@ -55,18 +56,21 @@ def test_healthy_demo_contract_has_no_settings_findings() -> None:
     assert cc1xx.check(CheckContext(contract=contract)) == []
 
 
-@pytest.mark.parametrize("region, code, key", [
-    ('backend = "inductr"', "CC101", "backend"),
-    ('mode = "reduce_overhead"', "CC102", "mode"),
-    ("options = { max_autotun = true }", "CC103", "options.max_autotun"),
-    ('options = { max_autotune = "true" }', "CC104", "options.max_autotune"),
-    ('mode = "max-autotune"\noptions = { max_autotune = true }', "CC105", "mode"),
-])
+@pytest.mark.parametrize(
+    "region, code, key",
+    [
+        ('backend = "inductr"', "CC101", "backend"),
+        ('mode = "reduce_overhead"', "CC102", "mode"),
+        ("options = { max_autotun = true }", "CC103", "options.max_autotun"),
+        ('options = { max_autotune = "true" }', "CC104", "options.max_autotune"),
+        ('mode = "max-autotune"\noptions = { max_autotune = true }', "CC105", "mode"),
+    ],
+)
 def test_settings_torch_compile_rejects_are_errors_and_torch_agrees(write_contract, region, code, key) -> None:
     found = settings(write_contract, region)
     assert pairs(found) == [(code, f"region[0].{key}")] and found[0].severity == "error"
     contract, _ = load(write_contract(f'{HEAD}[[region]]\nname = "l"\nmodule = "layers.*"\n{region}\n', "again.toml"))
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - torch raises a different type per setting; any refusal agrees
         torch.compile(Block(), **contract.regions[0].compile_kwargs())
 
 
@@ -100,8 +104,10 @@ def test_a_custom_backend_registered_before_the_check_is_known(write_contract) -
 
 
 def test_a_bad_default_is_reported_once_at_its_defaults_key(write_contract) -> None:
-    path = write_contract(f'{HEAD}[defaults]\nmode = "fast"\n[[region]]\nname = "a"\nmodule = "layers.0"\n'
-                          '[[region]]\nname = "b"\nmodule = "layers.1"\n')
+    path = write_contract(
+        f'{HEAD}[defaults]\nmode = "fast"\n[[region]]\nname = "a"\nmodule = "layers.0"\n'
+        '[[region]]\nname = "b"\nmodule = "layers.1"\n'
+    )
     contract, _ = load(path)
     assert pairs(cc1xx.check(CheckContext(contract=contract))) == [("CC102", "defaults.mode")]
 
@@ -115,10 +121,13 @@ def test_the_eager_backend_without_mode_or_options_is_silent(write_contract) -> 
     assert settings(write_contract, 'backend = "eager"') == []
 
 
-@pytest.mark.parametrize("region, key", [
-    ('mode = "reduce-overhead"\ndynamic = true', "dynamic"),
-    ('options = { "triton.cudagraphs" = true }\ndynamic_dims = { x = [0] }', "dynamic_dims"),
-])
+@pytest.mark.parametrize(
+    "region, key",
+    [
+        ('mode = "reduce-overhead"\ndynamic = true', "dynamic"),
+        ('options = { "triton.cudagraphs" = true }\ndynamic_dims = { x = [0] }', "dynamic_dims"),
+    ],
+)
 def test_cuda_graphs_with_dynamic_shapes_warn(write_contract, region, key) -> None:
     found = settings(write_contract, region)
     assert pairs(found) == [("CC107", f"region[0].{key}")] and found[0].severity == "warning"
@@ -130,7 +139,8 @@ def test_cuda_graphs_with_static_shapes_are_silent(write_contract) -> None:
 
 def test_fullgraph_with_a_graph_break_budget_is_an_error(write_contract) -> None:
     assert pairs(settings(write_contract, "fullgraph = true\ngraph_break_budget = 2")) == [
-        ("CC108", "region[0].graph_break_budget")]
+        ("CC108", "region[0].graph_break_budget")
+    ]
 
 
 def test_fullgraph_with_a_zero_budget_is_silent(write_contract) -> None:
@@ -173,8 +183,10 @@ def test_a_region_kept_eager_needs_a_reason(write_contract) -> None:
 
 
 def test_check_refuses_every_settings_error_before_compiling(write_contract) -> None:
-    path = write_contract(f'{HEAD}[[region]]\nname = "layers"\nmodule = "layers.*"\nbackend = "inductr"\n'
-                          '[[region]]\nname = "x"\nmodule = "layers.0.lin"\nenabled = false\n')
+    path = write_contract(
+        f'{HEAD}[[region]]\nname = "layers"\nmodule = "layers.*"\nbackend = "inductr"\n'
+        '[[region]]\nname = "x"\nmodule = "layers.0.lin"\nenabled = false\n'
+    )
     model = Net()
     from contract.pipeline import ContractViolation, enforce
 
@@ -186,8 +198,10 @@ def test_check_refuses_every_settings_error_before_compiling(write_contract) -> 
 
 
 def test_a_healthy_contract_checks_clean_and_compiles_with_the_eager_backend(write_contract) -> None:
-    path = write_contract(f'{HEAD}torch = ">=2.11"\n[[region]]\nname = "layers"\nmodule = "layers.*"\nbackend = "eager"\n'
-                          "dynamic = false\n")
+    path = write_contract(
+        f'{HEAD}torch = ">=2.11"\n[[region]]\nname = "layers"\nmodule = "layers.*"\nbackend = "eager"\n'
+        "dynamic = false\n"
+    )
     import copy
 
     from contract.pipeline import enforce
@@ -205,14 +219,19 @@ def test_an_option_written_as_dotted_keys_is_reported_with_the_quoted_form_to_wr
     [f] = settings(write_contract, "options.triton.cudagraphs = true")
     assert (f.code, f.location) == ("CC103", "region[0].options.triton")
     assert f.fix == 'write options = { "triton.cudagraphs" = true } (quote keys that contain dots)'
-    contract, _ = load(write_contract(f'{HEAD}[[region]]\nname = "l"\nmodule = "layers.*"\n'
-                                      'options = { "triton.cudagraphs" = true }\n', "fixed.toml"))
+    contract, _ = load(
+        write_contract(
+            f'{HEAD}[[region]]\nname = "l"\nmodule = "layers.*"\noptions = {{ "triton.cudagraphs" = true }}\n',
+            "fixed.toml",
+        )
+    )
     assert [x for x in cc1xx.check(CheckContext(contract=contract)) if x.code in ("CC103", "CC104")] == []
 
 
 def test_a_dotted_option_name_is_quoted_in_its_location(write_contract) -> None:
     assert pairs(settings(write_contract, 'options = { "triton.cudagraphs" = 1 }')) == [
-        ("CC104", 'region[0].options."triton.cudagraphs"')]
+        ("CC104", 'region[0].options."triton.cudagraphs"')
+    ]
 
 
 @pytest.mark.parametrize("option", ["_fuse_ddp_bucket_siz", "zzzz_qqqq"])

@@ -1,0 +1,178 @@
+"""Observed torch.compile behaviour of every case in the hold-out corpus (tests/checks/hotpath/holdout/).
+
+For each case module: reset Dynamo, seed, build the model, compile every module whose name matches REGION with
+`module.compile(backend="eager")`, count Dynamo compile starts through a start callback and graph breaks through
+`torch._dynamo.utils.graph_break_reasons`, run `step(model, i)` for i in range(8) and compare with OBSERVED.
+
+The corpus stands alone: nothing here imports the project's scanner or monitor.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+
+import pytest
+import torch
+import torch._dynamo
+import torch._dynamo.callback
+import torch._dynamo.utils
+
+from tests.checks.hotpath import holdout
+
+STEPS = 8
+PACKAGE = holdout.__name__
+CASE_NAMES = sorted(
+    info.name for info in pkgutil.iter_modules(holdout.__path__)
+    if info.name[:1] in ("h", "c") and info.name[1:3].isdigit()
+)
+
+
+def region_matches(pattern: str, name: str) -> bool:
+    """Glob over dotted module names: `*` is one segment, `**` one or more segments, "" is the root only."""
+    if pattern == "":
+        return name == ""
+    if name == "":
+        return False
+    return _match(pattern.split("."), name.split("."))
+
+
+def _match(pat: list[str], parts: list[str]) -> bool:
+    if not pat:
+        return not parts
+    head, rest = pat[0], pat[1:]
+    if head == "**":
+        return any(_match(rest, parts[k:]) for k in range(1, len(parts) + 1))
+    if not parts:
+        return False
+    if head != "*" and head != parts[0]:
+        return False
+    return _match(rest, parts[1:])
+
+
+def load_case(name: str) -> ModuleType:
+    return importlib.import_module(f"{PACKAGE}.{name}")
+
+
+def _non_default_dynamo_config() -> dict[str, object]:
+    """Dynamo config entries that something in this process changed from their defaults, mapped to the default."""
+    config = torch._dynamo.config
+    changed: dict[str, object] = {}
+    for name, entry in getattr(config, "_config", {}).items():
+        if getattr(entry, "alias", None) or getattr(entry, "deprecated", False):
+            continue
+        try:
+            if getattr(config, name) != entry.default:
+                changed[name] = entry.default
+        except Exception:  # noqa: BLE001 - an entry that cannot be read or compared is left alone
+            continue
+    return changed
+
+
+def measure(case: ModuleType, steps: int = STEPS) -> dict[str, int]:
+    """Run one case under torch.compile(backend="eager") and return what Dynamo did over `steps` calls of step().
+
+    Dynamo config is measured at its defaults: entries another test left changed are patched back for the run.
+    """
+    with torch._dynamo.config.patch(_non_default_dynamo_config()):
+        return _measure(case, steps)
+
+
+def _measure(case: ModuleType, steps: int) -> dict[str, int]:
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = case.build()
+    region = getattr(case, "REGION", "")
+    targets = [module for name, module in model.named_modules() if region_matches(region, name)]
+    assert targets, f"REGION {region!r} matches no module of {type(model).__name__}"
+    for module in targets:
+        module.compile(backend="eager")
+
+    compile_ids: list[str] = []
+
+    def on_start(args) -> None:
+        compile_ids.append(str(args.compile_id))
+
+    handler = torch._dynamo.callback.callback_handler
+    reasons = torch._dynamo.utils.graph_break_reasons
+    before = len(reasons)
+    handler.register_start_callback(on_start)
+    try:
+        for i in range(steps):
+            case.step(model, i)
+    finally:
+        handler.start_callbacks.remove(on_start)
+    breaks = sum(1 for reason in reasons[before:] if getattr(reason, "graph_break", True))
+    return {"compiles_over_8_steps": len(compile_ids), "graph_breaks": breaks}
+
+
+def expected(case: ModuleType) -> dict[str, int]:
+    minor = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    overrides = getattr(case, "OBSERVED_BY_TORCH", {})
+    return overrides.get(minor, case.OBSERVED)
+
+
+def misbehaves(observed: dict[str, int], frames: int) -> bool:
+    return observed["compiles_over_8_steps"] > frames or observed["graph_breaks"] > 0
+
+
+def _skip_if_unavailable(case: ModuleType) -> None:
+    for requirement in getattr(case, "REQUIRES", ()):
+        try:
+            importlib.import_module(requirement)
+        except ImportError as exc:
+            pytest.skip(f"optional {requirement} is not importable: {exc}")
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_case_is_well_formed(name: str) -> None:
+    case = load_case(name)
+    assert case.__doc__ and case.__doc__.split(":")[0] in ("Hazard", "Clean"), "docstring starts with Hazard:/Clean:"
+    assert isinstance(case.SOURCE, str) and case.SOURCE.startswith("https://"), "SOURCE is the report's URL"
+    assert set(case.OBSERVED) == {"compiles_over_8_steps", "graph_breaks"}
+    assert callable(case.build) and callable(case.step)
+    if name.startswith("h"):
+        assert isinstance(case.LABEL, str) and case.LABEL and case.__doc__.startswith("Hazard")
+    else:
+        assert case.LABEL is None and case.__doc__.startswith("Clean")
+        assert not hasattr(case, "LATENT"), "LATENT only applies to hazards"
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_observed_behaviour(name: str) -> None:
+    case = load_case(name)
+    _skip_if_unavailable(case)
+    observed = measure(case)
+    assert observed == expected(case)
+    frames = getattr(case, "FRAMES", 1)
+    if case.LABEL is None:
+        assert observed == {"compiles_over_8_steps": frames, "graph_breaks": 0}, "a clean case compiles each frame once"
+    elif not hasattr(case, "LATENT"):
+        assert misbehaves(observed, frames), "a hazard case must recompile or graph-break (or say LATENT why not)"
+
+
+def test_corpus_size_and_balance() -> None:
+    hazards = [n for n in CASE_NAMES if n.startswith("h")]
+    assert len(CASE_NAMES) >= 45
+    assert 0.55 <= len(hazards) / len(CASE_NAMES) <= 0.75
+
+
+def test_region_glob() -> None:
+    assert region_matches("", "") and not region_matches("", "layers.0")
+    assert region_matches("layers.*", "layers.0") and not region_matches("layers.*", "layers.0.attn")
+    assert region_matches("layers.**", "layers.0.attn") and not region_matches("layers.**", "layers")
+    assert not region_matches("layers.*", "")
+
+
+if __name__ == "__main__":  # print the measured behaviour of every case (how OBSERVED values were recorded)
+    import sys
+
+    names = sys.argv[1:] or CASE_NAMES
+    for case_name in names:
+        try:
+            module = load_case(case_name)
+            got = measure(module)
+            mark = "" if got == expected(module) else "   <-- differs from OBSERVED"
+            print(f"{case_name:42s} {got}{mark}")
+        except Exception as exc:  # noqa: BLE001 - a report, not a test
+            print(f"{case_name:42s} ERROR {type(exc).__name__}: {str(exc)[:300]}")

@@ -6,6 +6,7 @@ For each case module: reset Dynamo, seed, build the model, compile every module 
 
 The corpus stands alone: nothing here imports the project's scanner or monitor.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -23,7 +24,8 @@ from tests.checks.hotpath import holdout
 STEPS = 8
 PACKAGE = holdout.__name__
 CASE_NAMES = sorted(
-    info.name for info in pkgutil.iter_modules(holdout.__path__)
+    info.name
+    for info in pkgutil.iter_modules(holdout.__path__)
     if info.name[:1] in ("h", "c") and info.name[1:3].isdigit()
 )
 
@@ -64,7 +66,7 @@ def _non_default_dynamo_config() -> dict[str, object]:
         try:
             if getattr(config, name) != entry.default:
                 changed[name] = entry.default
-        except Exception:  # noqa: BLE001 - an entry that cannot be read or compared is left alone
+        except Exception:
             continue
     return changed
 
@@ -174,5 +176,5 @@ if __name__ == "__main__":  # print the measured behaviour of every case (how OB
             got = measure(module)
             mark = "" if got == expected(module) else "   <-- differs from OBSERVED"
             print(f"{case_name:42s} {got}{mark}")
-        except Exception as exc:  # noqa: BLE001 - a report, not a test
+        except Exception as exc:
             print(f"{case_name:42s} ERROR {type(exc).__name__}: {str(exc)[:300]}")

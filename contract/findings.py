@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Literal
 
 Severity = Literal["error", "warning"]
@@ -61,3 +63,20 @@ def _one_line(text: str, limit: int = 500) -> str:
 def has_errors(findings: list[Finding] | tuple[Finding, ...]) -> bool:
     """True when any finding refuses the start."""
     return any(f.severity == "error" for f in findings)
+
+
+def source_path(filename: str) -> str:
+    """How a `file:line` location names a source file: relative to the working directory, else to its `sys.path`
+    entry, else absolute (the same form for every check, so `[[allow]] where` matches them alike)."""
+    path = Path(filename)
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        pass
+    roots = sorted((Path(p).resolve() for p in sys.path if p), key=lambda p: len(str(p)), reverse=True)
+    for root in roots:
+        try:
+            return path.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            continue
+    return path.as_posix()

@@ -19,7 +19,7 @@ from typing import Any
 from contract.checks.custom_ops.rules import (
     CUSTOM_OP_NO_FAKE,
 )
-from contract.findings import Finding
+from contract.findings import Finding, source_path
 
 
 def check(ctx: Any) -> list[Finding]:
@@ -72,7 +72,7 @@ def _chains_in(fn: FunctionType) -> Iterator[tuple[list[str], str]]:
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return
-    path = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    path = source_path(inspect.getsourcefile(fn) or fn.__code__.co_filename)
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     for node in ast.walk(tree):
         chain = None if id(node) in inner else _chain(node)

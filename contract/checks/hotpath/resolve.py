@@ -6,18 +6,17 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
-import sys
 import textwrap
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath.model import MISSING, FunctionNode, Prop, ScanState, Source
+from contract.findings import source_path
 
 TRUSTED = (
     "torch",
@@ -62,23 +61,7 @@ def parse_source(fn: Callable) -> Source | None:
     node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))), None)
     if node is None:
         return None
-    return Source(node=node, file=short_path(fn.__code__.co_filename), offset=max(start, 1) - 1)
-
-
-def short_path(filename: str) -> str:
-    """Stable file name for locations: relative to the working directory, else to its `sys.path` entry."""
-    path = Path(filename)
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (ValueError, OSError):
-        pass
-    roots = sorted((Path(p).resolve() for p in sys.path if p), key=lambda p: len(str(p)), reverse=True)
-    for root in roots:
-        try:
-            return path.resolve().relative_to(root).as_posix()
-        except (ValueError, OSError):
-            continue
-    return path.as_posix()
+    return Source(node=node, file=source_path(fn.__code__.co_filename), offset=max(start, 1) - 1)
 
 
 def user_code(fn: Any) -> bool:

@@ -8,6 +8,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from contract.findings import source_path
 from contract.pipeline import check
 from tests.report.test_catalog import EXAMPLES, expected_codes
 
@@ -35,10 +36,12 @@ def _findings(model: nn.Module, tmp_path: Path, contract: str = CONTRACT) -> lis
     return [f for f in check(path, model)[2] if f.code.startswith("CC6")]
 
 
-def test_custom_op_without_fake_is_reported_once_at_its_call_line(tmp_path: Path) -> None:
+def test_custom_op_without_fake_is_reported_once_at_its_call_line_written_like_scan_locations(tmp_path: Path) -> None:
     findings = _findings(_load_example().build(), tmp_path)
     (line,) = expected_codes(EXAMPLE)["CC601"]
-    assert [(f.code, f.severity, f.location) for f in findings] == [("CC601", "warning", f"{EXAMPLE}:{line}")]
+    where = f"{source_path(str(EXAMPLE))}:{line}"
+    assert [(f.code, f.severity, f.location) for f in findings] == [("CC601", "warning", where)]
+    assert not where.startswith("/")  # relative to the working directory, as CC3xx locations are
     assert "cc601_example::fused_gelu" in findings[0].message and "register_fake" in findings[0].fix
 
 

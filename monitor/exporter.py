@@ -16,7 +16,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
-from monitor.ledger import BUCKETS, CACHES, ERROR_KINDS, Ledger
+from monitor.ledger import BUCKETS, CACHES, COLUMNS, ERROR_KINDS, Ledger
 from monitor.reasons import CATEGORIES
 
 PREFIX = "torch_compile_"
@@ -32,10 +32,6 @@ def rank_info(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     }
 
 
-_R = 3  # row offsets of Ledger.export(): reasons, caches, buckets, then the scalar tail
-_C = _R + len(CATEGORIES)
-_B = _C + 2 * len(CACHES)
-_T = _B + len(BUCKETS)
 _RESULTS = ("hit", "miss")
 _LE = tuple(floatToGoString(b) for b in BUCKETS) + ("+Inf",)
 
@@ -100,46 +96,51 @@ def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family,
         hist += [(p + "compile_seconds_bucket", {"region": r, "le": le}) for le in _LE]
         hist += [(p + "compile_seconds_count", {"region": r}), (p + "compile_seconds_sum", {"region": r})]
 
-    def col(i: int, name: str) -> tuple[list[tuple[str, dict[str, str]]], Callable]:
+    def col(column: str, name: str) -> tuple[list[tuple[str, dict[str, str]]], Callable]:
+        i = COLUMNS[column].start
         return [(name, lab) for lab in per], lambda rows, _t: [row[i] for row in rows]
 
-    def span(lo: int, hi: int) -> Callable:
-        return lambda rows, _t: [v for row in rows for v in row[lo:hi]]
+    def span(column: str) -> Callable:
+        cut = COLUMNS[column]
+        return lambda rows, _t: [v for row in rows for v in row[cut]]
 
     fams = [
         _family(
             p + "compiles",
             "Dynamo compiles (first compiles and recompiles) of the region's frames.",
             "counter",
-            *col(0, p + "compiles_total"),
+            *col("compiles", p + "compiles_total"),
         ),
         _family(
             p + "recompiles",
             "Recompiles of a region instance, by guard-failure category.",
             "counter",
             [(p + "recompiles_total", lab) for lab in by_reason],
-            span(_R, _C),
+            span("recompiles_by_reason"),
         ),
         _family(
-            p + "graph_breaks", "Graph breaks in the region's compiles.", "counter", *col(1, p + "graph_breaks_total")
+            p + "graph_breaks",
+            "Graph breaks in the region's compiles.",
+            "counter",
+            *col("graph_breaks", p + "graph_breaks_total"),
         ),
         _family(
             p + "cache_lookups",
             "FX-graph and AOTAutograd cache lookups during the region's compiles.",
             "counter",
             [(p + "cache_lookups_total", lab) for lab in by_cache],
-            span(_C, _B),
+            span("cache"),
         ),
         _family(
             p + "recompile_limit_hits",
             "Dynamo recompile_limit hits: the frame now runs eager for new inputs, silently.",
             "counter",
-            *col(2, p + "recompile_limit_hits_total"),
+            *col("limit_hits", p + "recompile_limit_hits_total"),
         ),
         _family(p + "compile_seconds", "Duration of the region's compile events.", "histogram", hist, _hist_values),
     ]
-    for offset, name, doc in _GAUGES:
-        fams.append(_family(p + name, doc, "gauge", *col(_T + offset, p + name)))
+    for name, doc in _GAUGES:
+        fams.append(_family(p + name, doc, "gauge", *col(name, p + name)))
     fams.append(
         _family(
             p + "monitor_errors",
@@ -172,22 +173,23 @@ def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family,
 
 
 _GAUGES = (
-    (2, "recompile_budget", "Recompiles each region instance may make after warm-up."),
-    (3, "budget_recompiles", "Recompiles counted against the budget (after warm-up, max over instances)."),
-    (4, "graph_break_budget", "Distinct graph-break sites each region instance may have."),
-    (5, "budget_graph_breaks", "Distinct graph-break sites counted against the budget (max over instances)."),
-    (6, "budget_exceeded", "1 when the region exceeded a budget."),
-    (7, "eager_fallback", "1 when the monitor switched the region to eager (on_breach = eager)."),
+    ("recompile_budget", "Recompiles each region instance may make after warm-up."),
+    ("budget_recompiles", "Recompiles counted against the budget (after warm-up, max over instances)."),
+    ("graph_break_budget", "Distinct graph-break sites each region instance may have."),
+    ("budget_graph_breaks", "Distinct graph-break sites counted against the budget (max over instances)."),
+    ("budget_exceeded", "1 when the region exceeded a budget."),
+    ("eager_fallback", "1 when the monitor switched the region to eager (on_breach = eager)."),
 )
-"""(offset after compile_seconds in a ledger row, family name, HELP) of the per-region gauges."""
+"""(ledger column = family name, HELP) of the per-region gauges."""
 
 
 def _hist_values(rows: list[tuple], _totals: dict[str, Any]) -> list[float]:
     """Cumulative buckets, +Inf, _count, _sum per region (prometheus_client's histogram sample order)."""
     out: list[float] = []
+    buckets, events, seconds = COLUMNS["buckets"], COLUMNS["compile_events"].start, COLUMNS["compile_seconds"].start
     for row in rows:
-        out += accumulate(row[_B:_T])
-        out += (row[_T], row[_T], row[_T + 1])
+        out += accumulate(row[buckets])
+        out += (row[events], row[events], row[seconds])
     return out
 
 

@@ -24,6 +24,36 @@ ID_MAP_SIZE = 4096
 """Compile ids remembered for lazily compiled backwards and CUDA-graph recordings (oldest dropped first)."""
 MAX_FRAMES = 1024
 """Code objects remembered per region instance (beyond that a compile counts as a first compile)."""
+EXPORT_COLUMNS: tuple[tuple[str, int], ...] = (
+    ("compiles", 1),
+    ("graph_breaks", 1),
+    ("limit_hits", 1),
+    ("recompiles_by_reason", len(CATEGORIES)),
+    ("cache", 2 * len(CACHES)),
+    ("buckets", len(BUCKETS)),
+    ("compile_events", 1),
+    ("compile_seconds", 1),
+    ("recompile_budget", 1),
+    ("budget_recompiles", 1),
+    ("graph_break_budget", 1),
+    ("budget_graph_breaks", 1),
+    ("budget_exceeded", 1),
+    ("eager_fallback", 1),
+)
+"""A row of `Ledger.export()`, in order: (column, width). The exporter reads rows through `COLUMNS` by name."""
+
+
+def _layout(columns: tuple[tuple[str, int], ...]) -> dict[str, slice]:
+    out, at = {}, 0
+    for name, width in columns:
+        out[name] = slice(at, at + width)
+        at += width
+    return out
+
+
+COLUMNS: dict[str, slice] = _layout(EXPORT_COLUMNS)
+"""Column name -> its slice of an export row (a one-wide column's value is `row[COLUMNS[name].start]`)."""
+ROW_WIDTH = sum(width for _, width in EXPORT_COLUMNS)
 MAX_SITES = 256
 """Distinct graph-break sites remembered per region instance (the count saturates there, far above any budget)."""
 
@@ -318,7 +348,8 @@ class Ledger:
             return {name: _region_dict(rs) for name, rs in self._regions.items()}
 
     def export(self) -> tuple[list[tuple], dict[str, Any]]:
-        """One consistent read for the exporter: a flat row per region (contract order, `EXPORT_FIELDS`) + totals."""
+        """One consistent read for the exporter: a flat row per region (contract order, laid out as `EXPORT_COLUMNS`)
+        and the monitor-wide totals."""
         with self._lock:
             rows = [
                 (

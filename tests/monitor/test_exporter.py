@@ -276,3 +276,11 @@ def test_prometheus_scrapes_get_the_fast_text_gzip_included_and_openmetrics_only
     assert b'torch_compile_compiles_total{region="tail"} 0' in raw
     _, _, raw = fetch(url + "?name[]=torch_compile_warm", {})
     assert raw.splitlines()[-1] == b"torch_compile_warm 0.0"
+
+
+def test_every_ledger_export_row_is_as_wide_as_its_named_layout(write_contract) -> None:
+    from monitor.ledger import ROW_WIDTH, Ledger
+
+    binding = bind_applied(write_contract(HEADER + REGIONS), Net())
+    rows, _ = Ledger(rb.region for rb in binding.regions.values()).export()
+    assert len(rows) == 2 and all(len(row) == ROW_WIDTH for row in rows)

@@ -138,161 +138,22 @@ def has_fake_impl(name: str) -> bool:
         return True  # unknown to the dispatcher: not ours to judge (precision over recall)
 
 
-# Dynamic probe (CC4xx). Dynamo reports compiles only through `torch._dynamo.callback.callback_handler` (start/end
-# callbacks with a compile id, no code object); the compiled callable is the `fn` local of `eval_frame.py`'s
-# `compile_wrapper` frame still on the stack; guard-failure reasons are the `reasons`/`recompile_reason` locals of
-# `convert_frame._compile`; graph breaks are the global list `torch._dynamo.utils.graph_break_reasons` (one
-# `GraphCompileReason(reason, user_stack, graph_break=True)` appended per break, read as growth; cleared by
-# `reset()`), because `counters["graph_break"]` misses some breaks on torch 2.13 (a tensor in a Python `if`,
-# "generic_jump", never reaches it); the counter is only the fallback where the list is gone. A recompile-limit hit
-# fires no callback, only a WARNING on logger `torch._dynamo.convert_frame`. Callbacks, frame locals, counter and
-# metrics records were verified on torch 2.11 and 2.13; `graph_break_reasons` and the metrics records'
-# `fail_user_frame_filename`/`fail_user_frame_lineno` are in torch's sources from well before 2.11 through 2.13, but
-# were measured on 2.13 only. Every lookup is a getattr with a fallback and degrades to "unknown" (no
-# location, counter instead of log) rather than raising.
-
-LIMIT_LOGGER = "torch._dynamo.convert_frame"
-"""Logger that emits Dynamo's "hit config.recompile_limit" warning."""
+# Dynamic probe (CC4xx). The probe reads Dynamo's evidence through the runtime monitor (`monitor/_dynamo.py` is the
+# one reader); what stays here is the config snapshot it restores and telling a compile failure from a user error:
+# every error Dynamo raises while tracing or compiling (InternalTorchDynamoError, TorchRuntimeError from fake-tensor
+# propagation, BackendCompilerFailed, Unsupported under fullgraph, UserError) derives from
+# `torch._dynamo.exc.TorchDynamoException` (torch 2.11-2.13), as does a recompile-limit hit under
+# `fail_on_recompile_limit_hit` (`FailOnRecompileLimitHit`, checked by name: not a subclass on 2.13).
 
 
-def add_compile_callbacks(start: Callable[[Any], None], end: Callable[[Any], None]) -> None:
-    """Call `start(args)` / `end(args)` around every Dynamo compile."""
-    from torch._dynamo.callback import callback_handler
+def is_compile_failure(exc: BaseException) -> bool:
+    """Whether an exception came from torch.compile itself (tracing or the backend), not from the user's own code."""
+    from torch._dynamo import exc as dynamo_exc
 
-    callback_handler.register_start_callback(start)
-    callback_handler.register_end_callback(end)
-
-
-def remove_compile_callbacks(start: Callable[[Any], None], end: Callable[[Any], None]) -> None:
-    """Remove callbacks added by `add_compile_callbacks` (idempotent)."""
-    from torch._dynamo.callback import callback_handler
-
-    for cbs, cb in ((callback_handler.start_callbacks, start), (callback_handler.end_callbacks, end)):
-        while cb in cbs:
-            cbs.remove(cb)
-
-
-def _frames(name: str, suffix: str) -> Any:
-    import sys
-    import types
-
-    frame: types.FrameType | None = sys._getframe(2)
-    while frame is not None:
-        if frame.f_code.co_name == name and frame.f_code.co_filename.endswith(suffix):
-            return frame
-        frame = frame.f_back
-    return None
-
-
-def compiling_owner() -> tuple[Any, str] | None:
-    """(module instance, method) whose compiled callable is being compiled on this thread, if any."""
-    frame = _frames("compile_wrapper", "eval_frame.py")
-    fn = frame.f_locals.get("fn") if frame is not None else None
-    fn = getattr(fn, "__wrapped__", fn) if getattr(fn, "__self__", None) is None else fn
-    inner, instance = getattr(fn, "__func__", None), getattr(fn, "__self__", None)
-    if inner is None or instance is None:
-        return None
-    name = getattr(inner, "__name__", "")
-    return instance, "forward" if name in ("_call_impl", "_wrapped_call_impl") else name
-
-
-def compiling_reasons() -> list[str]:
-    """Guard-failure texts that caused the compile in progress (empty for a first compile)."""
-    frame = _frames("_compile", "convert_frame.py")
-    if frame is None:
-        return []
-    reasons = frame.f_locals.get("reasons")
-    if isinstance(reasons, list) and reasons:
-        return [str(r) for r in reasons]
-    first = frame.f_locals.get("recompile_reason")
-    return [str(first)] if first else []
-
-
-def graph_break_counts() -> dict[str, int]:
-    """Copy of Dynamo's global graph-break counter (reason -> count); empty where this torch has no counter."""
-    import torch._dynamo.utils as dynamo_utils
-
-    counters = getattr(dynamo_utils, "counters", None)
-    return dict(counters.get("graph_break", {})) if isinstance(counters, dict) else {}
-
-
-def _graph_break_log() -> list | None:
-    """`torch._dynamo.utils.graph_break_reasons` (private, torch 2.0 through 2.13), None where this torch lacks it."""
-    import torch._dynamo.utils as dynamo_utils
-
-    log = getattr(dynamo_utils, "graph_break_reasons", None)
-    return log if isinstance(log, list) else None
-
-
-def graph_break_mark() -> tuple[int | None, dict[str, int]]:
-    """Where Dynamo's graph-break evidence stands now; `graph_breaks_since(mark)` returns what came after."""
-    log = _graph_break_log()
-    return (len(log) if log is not None else None), ({} if log is not None else graph_break_counts())
-
-
-def graph_breaks_since(mark: tuple[int | None, dict[str, int]]) -> list[tuple[str, str]]:
-    """(reason, "file:line" of the user code that broke, or "") of every graph break since `mark`.
-
-    From the graph-break log when it exists (every break, with the innermost user frame of `user_stack`); else from
-    the counter's growth, without locations.
-    """
-    start, counts = mark
-    log = _graph_break_log()
-    if log is None or start is None:
-        after = graph_break_counts()
-        return [(k, "") for k, v in after.items() for _ in range(max(0, v - counts.get(k, 0)))]
-    out = []
-    for entry in log[start if start <= len(log) else 0 :]:  # shorter: a reset() cleared it meanwhile
-        if not getattr(entry, "graph_break", True):
-            continue
-        stack = getattr(entry, "user_stack", None) or []
-        last = stack[-1] if stack else None
-        file, line = getattr(last, "filename", None), getattr(last, "lineno", None)
-        out.append((str(getattr(entry, "reason", "") or ""), f"{file}:{line}" if file and line else ""))
-    return out
-
-
-def newest_compile_record() -> Any:
-    """The latest compilation-metrics record (a marker: records after it belong to the probe's run)."""
-    records = _compilation_metrics()
-    return records[-1] if records else None
-
-
-def _compilation_metrics() -> list:
-    """`torch._dynamo.utils.get_compilation_metrics()` (torch 2.11-2.13), [] where it is missing."""
-    import torch._dynamo.utils as dynamo_utils
-
-    get = getattr(dynamo_utils, "get_compilation_metrics", None)
-    return list(get()) if callable(get) else []
-
-
-def skipped_frames(since: Any) -> dict[str, tuple[str, str]]:
-    """compile_id -> (fail_reason, "file:line" or "") of compiles after `since` whose frame Dynamo gave up on.
-
-    A frame Dynamo cannot compile at all (torch 2.13: a graph break inside a loop) logs no graph break; only its
-    metrics record says so (`fail_type` Unsupported/UserError, no guarded code). The deque is bounded (64) and
-    survives `reset()`, hence the marker. Same fields on torch 2.11 and 2.13 (`fail_user_frame_*` read with getattr).
-    """
-    from torch._dynamo import exc
-
-    records = _compilation_metrics()
-    start = next((i + 1 for i in range(len(records) - 1, -1, -1) if records[i] is since), 0)
-    soft = tuple(c for c in (getattr(exc, "Unsupported", None), getattr(exc, "UserError", None)) if c is not None)
-    out = {}
-    for rec in records[start:]:
-        cls = getattr(exc, str(getattr(rec, "fail_type", None) or ""), None)
-        reason = str(getattr(rec, "fail_reason", None) or "")
-        if (
-            isinstance(cls, type)
-            and soft
-            and issubclass(cls, soft)
-            and not getattr(rec, "has_guarded_code", True)
-            and not reason.startswith("Dynamo recompile limit exceeded")
-        ):
-            file = getattr(rec, "fail_user_frame_filename", None)
-            line = getattr(rec, "fail_user_frame_lineno", None)
-            out[str(getattr(rec, "compile_id", ""))] = (reason, f"{file}:{line}" if file and line else "")
-    return out
+    base = getattr(dynamo_exc, "TorchDynamoException", None)
+    limit = getattr(dynamo_exc, "FailOnRecompileLimitHit", None)
+    kinds = tuple(k for k in (base, limit) if isinstance(k, type))
+    return bool(kinds) and isinstance(exc, kinds)
 
 
 def dynamo_config() -> dict[str, Any]:

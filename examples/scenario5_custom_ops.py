@@ -1,8 +1,10 @@
 """Scenario 5: opaque custom kernels (`torch.library.custom_op`) and graph breaks under `graph_break_budget = 0`.
 
 The block whose kernel has a fake implementation compiles with 0 graph breaks; the same block with `.item()` is
-reported by the monitor with the break reason; the kernel without a fake implementation is flagged at startup
-(CC601) and, if started anyway, fails its first compiled call. Run: `python examples/scenario5_custom_ops.py`.
+reported by the monitor with the break reason; the kernel without a fake implementation is flagged at startup by the
+scan (CC601, a warning: it reads source), refused once the probe runs the contract's step (CC407, an error: the
+compile fails for certain), and, if started anyway, fails its first compiled call.
+Run: `python examples/scenario5_custom_ops.py`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,20 @@ def run(variant: str, backend: str | None, steps: int = 3, logger=None) -> tuple
         return findings, mon.snapshot(), error
 
 
+def probe_findings(variant: str, backend: str | None) -> list:
+    """Startup findings with the dynamic probe running the contract's step (what `enforce(..., step=...)` checks)."""
+    import torch
+
+    from contract.document.refs import build_model
+    from contract.pipeline import check
+    from examples.kernels import kernel_step
+
+    torch._dynamo.reset()
+    model = build_model(f"examples.kernels:build_{variant}_model")
+    _, _, findings = check(contract_path(VARIANTS[variant][0], backend), model, step=kernel_step)
+    return findings
+
+
 def _first_line(exc: BaseException) -> str:
     """The informative part of a Dynamo error (it wraps the kernel's own message)."""
     import re
@@ -69,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         if error:
             print(f"  first request failed: {error}")
         results[variant] = (findings, snap, error)
+    refused = [f for f in probe_findings("nofake", args.backend) if f.code == "CC407"]
+    print_findings(refused, "\n== nofake with the probe running the step")
     ok = (
         results["kernel"][1]["blocks"]["graph_breaks"] == 0
         and not results["kernel"][1]["blocks"]["breached"]
@@ -76,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         and results["item"][1]["blocks"]["breached"]
         and any(f.code == "CC601" for f in results["nofake"][0])
         and results["nofake"][2] is not None
+        and bool(refused)
     )
     return 0 if ok else 1
 

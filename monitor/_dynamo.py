@@ -390,11 +390,12 @@ class SkippedFrames:
             if len(self._pending) > PENDING:
                 del self._pending[next(iter(self._pending))]
 
-    def collect(self) -> tuple[list[tuple[Any, str, str]], list[tuple[str, str]]]:
-        """Since the previous call: (token, fail_type, fail_reason) of pending compiles whose frame now runs eager,
-        and (compile_id, fail_reason) of recompile-limit refusals (they fire no callback, only this record)."""
+    def collect(self) -> tuple[list[tuple[Any, str, str, str]], list[tuple[str, str]]]:
+        """Since the previous call: (token, fail_type, fail_reason, user `file:line` or "") of pending compiles whose
+        frame now runs eager, and (compile_id, fail_reason) of recompile-limit refusals (they fire no callback, only
+        this record)."""
         with self._lock:
-            found: list[tuple[Any, str, str]] = []
+            found: list[tuple[Any, str, str, str]] = []
             limits: list[tuple[str, str]] = []
             for rec in self._fresh_records():
                 cid, reason = str(getattr(rec, "compile_id", "")), str(getattr(rec, "fail_reason", "") or "")
@@ -403,7 +404,7 @@ class SkippedFrames:
                     continue
                 token = self._pending.pop(cid, None) if self._pending else None
                 if token is not None and getattr(rec, "is_forward", True) is not False and _ran_eager(rec):
-                    found.append((token, str(rec.fail_type), reason))
+                    found.append((token, str(rec.fail_type), reason, _fail_site(rec)))
             return found, limits
 
     def forget(self) -> None:
@@ -459,6 +460,12 @@ def _utils() -> Any:
         return utils
     except Exception:
         return None
+
+
+def _fail_site(rec: Any) -> str:
+    """`file:line` of the user frame a failed compile stopped in (`fail_user_frame_*`, torch 2.11-2.13), or ""."""
+    file, line = getattr(rec, "fail_user_frame_filename", None), getattr(rec, "fail_user_frame_lineno", None)
+    return f"{file}:{line}" if file and line else ""
 
 
 def _ran_eager(rec: Any) -> bool:

@@ -18,7 +18,7 @@ from monitor.actions import RecompileBudgetExceeded, act
 from monitor.exporter import LedgerCollector, Server, push, rank_info, serve, write_snapshot
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
-from monitor.reasons import categorize, short
+from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site, short
 from monitor.sigterm import SigtermExport
 
 TARGET_CACHE = 4096
@@ -262,13 +262,12 @@ class Monitor:
         return self._target_of(fn) if fn is not None else None
 
     def _reason(self, target: Target, reasons: list[str]) -> tuple[str, str]:
-        """Bounded text and category of this instance's own guard failure (Dynamo lists every entry's)."""
+        """Text and category of this instance's own guard failure (Dynamo lists every entry's)."""
         mine = (target.region, id(target.module))
         own = next((r for r in reasons if self.ledger.owner(_dynamo.reason_compile_id(r)) == mine), None)
-        text = own or (reasons[0] if reasons else None)
+        text = own or (reasons[0] if reasons else "")
         category = categorize(text)
-        text = short(text)
-        self.ledger.record_reason(target.region, category, text)
+        self.ledger.record_reason(target.region, category, brief(text, 300))
         return text, category
 
     def _after(
@@ -297,31 +296,40 @@ class Monitor:
                 **hits,
             )
         if out.recompile:
-            budget = self.binding.regions[target.region].region.recompile_budget
-            self._say(
-                "warning",
-                "recompile",
-                region=target.region,
-                module=target.path or "<root>",
-                reason=category,
-                guard=reason,
-                count=out.budget_recompiles,
-                budget=budget,
-                counted=out.counted,
-            )
+            self._say_recompile(target, cid, out, reason or "", category)
         for site, text in breaks:
             self._say(
                 "warning",
                 "graph_break",
                 region=target.region,
+                module=target.path or "<root>",
                 compile_id=cid,
                 site=site,
-                reason=short(text, 200),
+                reason=break_summary(text, 200),
                 sites=out.break_sites,
                 skipped_frame=False,
             )
         if out.breach is not None:
             self._breach(target.region, out)
+
+    def _say_recompile(self, target: Target, cid: str, out: Outcome, reason: str, category: str | None) -> None:
+        """The recompile event: the guard in one line, the user's file:line it names, and whether Dynamo answers it by
+        making the value dynamic (a size under `dynamic = "auto"`, a float), which the probe tells apart (CC406)."""
+        region = self.binding.regions[target.region].region
+        self._say(
+            "warning",
+            "recompile",
+            region=target.region,
+            module=target.path or "<root>",
+            compile_id=cid,
+            reason=category,
+            guard=brief(reason, 300),
+            site=guard_site(reason),
+            generalizing=generalizes(reason, region.dynamic),
+            count=out.budget_recompiles,
+            budget=region.recompile_budget,
+            counted=out.counted,
+        )
 
     def _breach(self, region: str, out: Outcome) -> None:
         """One error line per breach; the region's on_breach action runs once (fail only arms the next call)."""
@@ -349,7 +357,7 @@ class Monitor:
         """Read Dynamo's metrics records of past compiles: frames it gave up on (they run eager: a graph-break site
         of the region, logged, budgeted) and recompile-limit hits its silenced warning did not report."""
         skipped, limits = self._skipped.collect()
-        for (target, cid, n_breaks), fail_type, fail_reason in skipped:
+        for (target, cid, n_breaks), fail_type, fail_reason, site in skipped:
             why = _dynamo.skip_reason(fail_reason)
             out = self.ledger.record_skipped_frame(
                 target.region, id(target.module), f"{cid.rpartition('/')[0]} {why[:200]}", n_breaks
@@ -358,7 +366,9 @@ class Monitor:
                 "warning",
                 "graph_break",
                 region=target.region,
+                module=target.path or "<root>",
                 compile_id=cid,
+                site=site,
                 skipped_frame=True,
                 fail_type=fail_type,
                 reason=short(why, 200),
@@ -370,21 +380,21 @@ class Monitor:
         for cid, fail_reason in limits:
             region = None if cid in self._limit_ids else self.ledger.region_of_frame(cid.rpartition("/")[0])
             if region is not None:
-                self._limit_hit(region, cid, None, short(fail_reason), source="compilation_metrics")
+                self._limit_hit(region, cid, None, fail_reason, source="compilation_metrics")
 
     def _on_limit_hit(self, record: logging.LogRecord) -> None:
         """Dynamo's recompile-limit warning, in the compiling thread: the stack names the region instance."""
         target = self._attribute()
         if target is not None:
             cid = _dynamo.compile_id_of(_dynamo.compile_frame())
-            self._limit_hit(target.region, cid, target, short(_dynamo.limit_hit_reason(record)), source="warning")
+            self._limit_hit(target.region, cid, target, _dynamo.limit_hit_reason(record) or "", source="warning")
 
     def _limit_hit(self, region: str, cid: str, target: Target | None, reason: str, *, source: str) -> None:
         if cid:
             if len(self._limit_ids) >= LIMIT_IDS:
                 self._limit_ids.clear()
             self._limit_ids.add(cid)
-        self.ledger.record_limit_hit(region, reason)
+        self.ledger.record_limit_hit(region, brief(reason, 300))
         where = {"module": target.path or "<root>", "method": target.method} if target is not None else {}
         self._say(
             "error",
@@ -392,7 +402,8 @@ class Monitor:
             region=region,
             compile_id=cid,
             **where,
-            last_reason=reason,
+            last_reason=brief(reason, 300),
+            site=guard_site(reason),
             source=source,
             effect="Dynamo runs this frame eager for new inputs from now on",
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scenario5_custom_ops import run
+from scenario5_custom_ops import probe_findings, run
 
 
 def test_custom_op_with_fake_compiles_with_zero_graph_breaks(quiet_logger) -> None:
@@ -24,3 +24,8 @@ def test_custom_op_without_fake_is_flagged_at_startup_and_fails_when_started_any
     cc601 = [f for f in findings if f.code == "CC601"]
     assert cc601 and "examples/kernels.py:" in cc601[0].location and "fused_gelu_scale_nofake" in cc601[0].message
     assert error is not None and "no fake impl registered" in error
+
+
+def test_custom_op_without_fake_is_refused_once_the_probe_runs_the_step() -> None:
+    [refused] = [f for f in probe_findings("nofake", "eager") if f.code == "CC407"]
+    assert refused.severity == "error" and "no fake impl" in refused.message.lower()

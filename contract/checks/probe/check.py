@@ -1,17 +1,19 @@
 """CC4xx: the dynamic probe's evidence (recompiles, limit hits, graph breaks, late hooks) against each region's budgets.
 
-Runs only when the contract names a `step` (or `--step` is given) and `[probe] enabled`. Locations are region names
-(`[[allow]] where = "layers"`), except CC405 (`contract.step`). Messages and fixes name the user's `file:line`
+Runs only when the contract names a `step` (or `--step` is given) and `[probe] enabled`. The counts are the runtime
+monitor's own (the probe runs it: `run`), so a region over budget here is one the monitor would breach on the same
+run; the events add the detail (which guard, which line, which break). Locations are region names
+(`[[allow]] where = "layers"`), except CC405/CC407 (`contract.step`). Messages and fixes name the user's `file:line`
 Dynamo gives (full paths).
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from typing import Any
 
 from contract.checks.probe.rules import (
+    COMPILE_FAILED,
     GENERALIZED,
     GRAPH_BREAKS,
     LATE_HOOK,
@@ -19,17 +21,9 @@ from contract.checks.probe.rules import (
     PROBE_FAILED,
     RECOMPILES,
 )
+from contract.checks.probe.run import Event, ProbeResult
 from contract.findings import Finding
-
-_SOURCE = re.compile(r"#\s*([^#\n]*?):(\d+) in (\w+)")
-_USER_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)')
-_COMPILE_ID = re.compile(r"^\s*\[?\d+/\d+\]?:\s*")
-_SIZE = re.compile(r"\bsize mismatch at index \d+\b")
-_FLOAT_GUARD = re.compile(
-    r"^[^#=]*?[\w\]')]\s*==\s*[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?\s*(?:#.*)?$|"
-    r"^[^#=]*?[\w\]')]\s*==\s*[-+]?(?:inf|nan)\s*(?:#.*)?$",
-    re.IGNORECASE,
-)
+from monitor.reasons import SIZE_GUARD, brief
 
 
 def check(ctx: Any) -> list[Finding]:
@@ -43,75 +37,70 @@ def check(ctx: Any) -> list[Finding]:
     return judge(ctx.contract, result)
 
 
-def judge(contract: Any, result: Any) -> list[Finding]:
-    """Findings from a probe result: recompiles, limit hits and breaks over budget, late hooks, step failure."""
+def judge(contract: Any, result: ProbeResult) -> list[Finding]:
+    """Findings from a probe result: recompiles, limit hits and breaks over budget, late hooks, a failing step."""
     regions = {r.name: r for r in contract.regions}
-    out = [*_recompiles(regions, result), *_limit_hits(result), *_breaks(regions, result)]
-    for region in sorted({r for r, _ in result.hooks_added}):
-        paths = [p for r, p in result.hooks_added if r == region]
-        out.append(
-            LATE_HOOK.finding(
-                region,
-                f"forward hooks were added to {', '.join(paths[:3])} after region "
-                f"{region!r} was compiled; the compiled graph ignores them",
-                "register hooks before the contract is applied",
-            )
-        )
-    if result.error:
-        out.append(
-            PROBE_FAILED.finding(
-                "contract.step",
-                f"probe {result.error} (evidence covers {result.steps} steps)",
-                "make the step runnable at startup, or set [probe] enabled = false",
-            )
-        )
-    return out
+    return [
+        *_recompiles(regions, result),
+        *_limit_hits(result),
+        *_breaks(regions, result),
+        *_late_hooks(result),
+        *_failure(result),
+    ]
 
 
-def _recompiles(regions: dict[str, Any], result: Any) -> list[Finding]:
-    """Per instance and frame: compiles beyond `warmup_compiles`; the worst instance is compared with the budget.
+def _recompiles(regions: dict[str, Any], result: ProbeResult) -> list[Finding]:
+    """The monitor's counted recompiles of each region's worst instance against the budget.
 
-    A counted recompile is *generalizing* when every guard that failed is one Dynamo answers by making the value
-    dynamic (a size under `dynamic = "auto"`, a float) and the frame compiled nothing more in at least one later step.
+    A counted recompile is *generalizing* when the guard that failed is one Dynamo answers by making the value
+    dynamic (a size under `dynamic = "auto"`, a float) and its frame compiled nothing more in at least one later step.
     The region is CC401 when its non-generalizing recompiles alone exceed the budget, CC406 when only the
     generalizing ones take it over.
     """
-    hard, soft, total = _tally(regions, result)
     out = []
-    for region in total:
-        budget = regions[region].recompile_budget
-        if len(hard[region]) > budget:
-            out.append(_hard(region, regions[region], hard[region], result.steps))
-        elif total[region] > budget:
-            out.append(_soft(region, regions[region], soft[region], total[region], result.steps))
+    for region, (hard, soft) in _tally(result).items():
+        spec, total = regions[region], result.regions[region]["budget_recompiles"]
+        if len(hard) > spec.recompile_budget:
+            out.append(_hard(region, spec, hard, result.steps))
+        elif total > spec.recompile_budget:
+            out.append(_soft(region, spec, soft, total, result.steps))
     return out
 
 
-def _tally(regions: dict[str, Any], result: Any) -> tuple[dict[str, list[Any]], dict[str, list[Any]], dict[str, int]]:
-    """Per region, over its instances' frames: the most non-generalizing and generalizing counted recompiles of one
-    frame, and the most counted recompiles of one frame."""
-    frames: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
-    for c in result.compiles:
-        frames[(c.region, c.path, c.compile_id.split("/")[0])].append(c)
-    hard: dict[str, list[Any]] = defaultdict(list)
-    soft: dict[str, list[Any]] = defaultdict(list)
-    total: dict[str, int] = defaultdict(int)
-    for (region, _, _), compiles in frames.items():
-        spec = regions[region]
-        counted = compiles[spec.warmup_compiles :]
-        stable = bool(compiles) and compiles[-1].step < result.steps - 1
-        benign = [c for c in counted if stable and generalizes(c.reasons, spec.dynamic)]
-        rest = [c for c in counted if c not in benign]
-        hard[region] = max(hard[region], rest, key=len)
-        soft[region] = max(soft[region], benign, key=len)
-        total[region] = max(total[region], len(counted))
-    return hard, soft, total
+def _tally(result: ProbeResult) -> dict[str, tuple[list[Event], list[Event]]]:
+    """Per region: (non-generalizing, generalizing-and-stable) counted recompiles of its instance with the most."""
+    counted: dict[tuple[str, str], list[Event]] = defaultdict(list)
+    for e in result.named("recompile"):
+        if e.fields.get("counted"):
+            counted[(e.fields["region"], e.fields["module"])].append(e)
+    last = _last_compile_steps(result)
+    out: dict[str, tuple[list[Event], list[Event]]] = {}
+    for (region, module), events in counted.items():
+        stable = [
+            e for e in events if e.fields.get("generalizing") and last[(region, module, _frame(e))] < result.steps - 1
+        ]
+        hard = [e for e in events if e not in stable]
+        best_hard, best_soft = out.get(region, ([], []))
+        out[region] = (max(best_hard, hard, key=len), max(best_soft, stable, key=len))
+    return out
 
 
-def _hard(region: str, spec: Any, hard: list[Any], steps: int) -> Finding:
+def _last_compile_steps(result: ProbeResult) -> dict[tuple[str, str, str], int]:
+    """(region, module, frame) -> the last probe step in which that frame compiled."""
+    last: dict[tuple[str, str, str], int] = {}
+    for e in result.named("compile"):
+        last[(e.fields["region"], e.fields["module"], _frame(e))] = e.step
+    return last
+
+
+def _frame(e: Event) -> str:
+    return str(e.fields.get("compile_id", "")).rpartition("/")[0]
+
+
+def _hard(region: str, spec: Any, hard: list[Event], steps: int) -> Finding:
     """CC401: recompiles that are not Dynamo generalizing a size or a float exceed the budget."""
-    reason = next((c.reasons[0] for c in hard if c.reasons), "")
-    unproven = all(generalizes(c.reasons, spec.dynamic) and c.step == steps - 1 for c in hard)
+    first = hard[0].fields
+    unproven = all(e.fields.get("generalizing") and e.step == steps - 1 for e in hard)
     note = (
         " (Dynamo may have made it dynamic, but the probe ended before showing the region stable: raise [probe] steps)"
         if unproven
@@ -120,15 +109,15 @@ def _hard(region: str, spec: Any, hard: list[Any], steps: int) -> Finding:
     return RECOMPILES.finding(
         region,
         f"region {region!r} recompiled {_times(len(hard))} in {steps} probe steps "
-        f"(budget {spec.recompile_budget}); guard failed: {brief(reason)}{note}",
-        f"remove the changing state{at(reason)} (see CC301-CC309), or raise recompile_budget if expected",
+        f"(budget {spec.recompile_budget}); guard failed: {brief(first.get('guard', ''))}{note}",
+        f"remove the changing state{_at(first)} (see CC301-CC309), or raise recompile_budget if expected",
     )
 
 
-def _soft(region: str, spec: Any, soft: list[Any], total: int, steps: int) -> Finding:
+def _soft(region: str, spec: Any, soft: list[Event], total: int, steps: int) -> Finding:
     """CC406: only recompiles that made a changed size or float dynamic, stable afterwards, exceed the budget."""
-    reason = next((c.reasons[0] for c in soft if c.reasons), "")
-    sizes = {bool(_SIZE.search(c.reasons[0])) for c in soft if c.reasons}
+    first = soft[0].fields if soft else {}
+    sizes = {bool(SIZE_GUARD.search(e.fields.get("guard", ""))) for e in soft}
     kind = " and ".join(k for k, on in (("size", True in sizes), ("float", False in sizes)) if on)
     fix = " / ".join(
         f
@@ -143,8 +132,8 @@ def _soft(region: str, spec: Any, soft: list[Any], total: int, steps: int) -> Fi
         f"region {region!r} recompiled {_times(total)} in {steps} probe steps "
         f"(budget {spec.recompile_budget}) only for Dynamo to make a changed {kind} dynamic, "
         f"and was stable after (the runtime monitor still counts it); guard failed: "
-        f"{brief(reason)}",
-        f"{fix}{at(reason)}, or set warmup_compiles = {spec.warmup_compiles + total}",
+        f"{brief(first.get('guard', ''))}",
+        f"{fix}{_at(first)}, or set warmup_compiles = {spec.warmup_compiles + total}",
     )
 
 
@@ -152,116 +141,106 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
-def generalizes(reasons: list[str], dynamic: Any) -> bool:
-    """Whether every failed guard of a recompile is one Dynamo generalizes (a size under auto, a float value)."""
-    if not reasons:
-        return False
-    for reason in reasons:
-        text = reason.split("\nUser stack trace:")[0]
-        lines = [line for line in text.splitlines() if line.strip()]
-        if not lines:
-            return False
-        for part in _COMPILE_ID.sub("", lines[0]).split("; "):
-            if _SIZE.search(part) and dynamic == "auto" and "stride" not in part:
-                continue
-            if _FLOAT_GUARD.match(part.strip()):
-                continue
-            return False
-    return True
+def _at(fields: dict[str, Any]) -> str:
+    """` at file:line` of the user code an event names, or ""."""
+    return f" at {fields['site']}" if fields.get("site") else ""
 
 
-def _limit_hits(result: Any) -> list[Finding]:
+def _limit_hits(result: ProbeResult) -> list[Finding]:
+    """CC402, once per region: Dynamo refused to compile a frame again, which now runs eager for new inputs."""
     out = []
-    for region in dict.fromkeys(r for r, _ in result.limit_hits):
-        text = next(t for r, t in result.limit_hits if r == region)
+    seen: set[str] = set()
+    for e in result.named("recompile_limit_hit"):
+        region = e.fields["region"]
+        if region in seen:
+            continue
+        seen.add(region)
         out.append(
             LIMIT_HIT.finding(
                 region,
-                f"region {region!r} hit the recompile limit and now runs eager: {brief(text, 300)}",
-                f"remove the state that changes every call{at(text)}",
+                f"region {region!r} hit the recompile limit and now runs eager: "
+                f"{brief(e.fields.get('last_reason', ''), 300)}",
+                f"remove the state that changes every call{_at(e.fields)}",
             )
         )
     return out
 
 
-def _breaks(regions: dict[str, Any], result: Any) -> list[Finding]:
-    """Distinct graph-break sites (reason's first line + file:line) per region instance over the whole probe.
+def _breaks(regions: dict[str, Any], result: ProbeResult) -> list[Finding]:
+    """The monitor's distinct graph-break sites of each region's worst instance against the budget.
 
     Each Dynamo frame compile stops at its first break, so counting per compile could never exceed a budget >= 1;
     the sites an instance ran into over the probe's steps are what its graphs are split by.
     """
-    sites: dict[tuple[str, str], dict[tuple[str, str], Any]] = defaultdict(dict)
-    for c in result.compiles:
-        for b in c.breaks:
-            sites[(c.region, c.path)].setdefault(b.site, b)
-    worst: dict[str, dict[tuple[str, str], Any]] = {}
-    for (region, _), found in sites.items():
-        if len(found) > len(worst.get(region, {})):
-            worst[region] = found
     out = []
-    for region, found in worst.items():
-        budget = regions[region].graph_break_budget
-        if len(found) > budget:
-            listed = "; ".join(_break_text(b) for b in list(found.values())[:4])
-            more = f"; and {len(found) - 4} more" if len(found) > 4 else ""
-            sites_text = f"{len(found)} distinct graph-break site{'' if len(found) == 1 else 's'}"
-            out.append(
-                GRAPH_BREAKS.finding(
-                    region,
-                    f"region {region!r} has {sites_text} in {result.steps} probe "
-                    f"steps (budget {budget}): {listed}{more}",
-                    "remove the construct in the reason at the line given, or raise graph_break_budget",
-                )
+    listed = _sites_by_region(result)
+    for region, stats in result.regions.items():
+        count, budget = stats["budget_graph_breaks"], regions[region].graph_break_budget
+        if count <= budget:
+            continue
+        sites = listed.get(region, [])
+        more = f"; and {count - 4} more" if count > 4 else ""
+        text = f"{count} distinct graph-break site{'' if count == 1 else 's'}"
+        out.append(
+            GRAPH_BREAKS.finding(
+                region,
+                f"region {region!r} has {text} in {result.steps} probe steps (budget {budget}): "
+                f"{'; '.join(sites[:4])}{more}",
+                "remove the construct in the reason at the line given, or raise graph_break_budget",
             )
+        )
     return out
 
 
-def _break_text(b: Any) -> str:
-    """`reason (Dynamo's explanation) at file:line`, short."""
-    head, _ = b.site
-    explanation = next(
-        (line.split(":", 1)[1].strip() for line in b.reason.splitlines() if line.strip().startswith("Explanation:")), ""
-    )
-    text = f"{head}: {explanation}" if explanation and explanation not in head else head
-    if head.startswith("generic_jump"):
-        text += " (a tensor's value decides a Python branch)"
-    return brief(text, 160) + (f" at {b.location}" if b.location else "")
+def _sites_by_region(result: ProbeResult) -> dict[str, list[str]]:
+    """Per region, the distinct break sites of its instance with the most, each as `reason at file:line`."""
+    per_instance: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
+    for e in result.named("graph_break"):
+        f = e.fields
+        reason = f"frame skipped, runs eager: {f.get('reason', '')}" if f.get("skipped_frame") else f.get("reason", "")
+        text = brief(reason, 160) + _at(f)
+        per_instance[(f["region"], f.get("module", ""))][text] = None
+    out: dict[str, list[str]] = {}
+    for (region, _), texts in per_instance.items():
+        if len(texts) > len(out.get(region, [])):
+            out[region] = list(texts)
+    return out
 
 
-def brief(reason: str, limit: int = 240) -> str:
-    """A guard or break reason on one short line (Dynamo's hints and user stack trace dropped; the shortened path of
-    a guard's `# path:line in fn` comment made full where it can be)."""
-    text = reason.split("(HINT")[0].split("\nUser stack trace:")[0]
-    m = _SOURCE.search(text)
-    if m:
-        full = _full_path(m.group(1).strip())
-        text = text[: m.start(1)] + full + text[m.end(1) :]
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _late_hooks(result: ProbeResult) -> list[Finding]:
+    """CC404: forward hooks registered on a region's modules after it was compiled."""
+    out = []
+    for region in sorted({r for r, _ in result.hooks_added}):
+        paths = [p for r, p in result.hooks_added if r == region]
+        out.append(
+            LATE_HOOK.finding(
+                region,
+                f"forward hooks were added to {', '.join(paths[:3])} after region "
+                f"{region!r} was compiled; the compiled graph ignores them",
+                "register hooks before the contract is applied",
+            )
+        )
+    return out
 
 
-def at(reason: str) -> str:
-    """` at file:line` of the user code Dynamo's reason names: the innermost `File "...", line N` of its "User stack
-    trace" when present (full path), else the `# path:line in fn` comment, whose path Dynamo shortens (made full
-    again when exactly one loaded source file ends with it)."""
-    trace = reason.split("User stack trace:", 1)
-    frames = _USER_FRAME.findall(trace[1]) if len(trace) == 2 else []
-    if frames:
-        return f" at {frames[-1][0]}:{frames[-1][1]}"
-    m = _SOURCE.search(reason)
-    return f" at {_full_path(m.group(1).strip())}:{m.group(2)}" if m else ""
-
-
-def _full_path(short: str) -> str:
-    """The loaded source file whose path ends with Dynamo's shortened `short`, when exactly one does."""
-    import linecache
-    import os
-    import sys
-
-    if os.path.isabs(short) or not short:
-        return short
-    files = {getattr(m, "__file__", None) for m in list(sys.modules.values())} | set(linecache.cache)
-    # shorten_filename drops torch's common prefix plus one character: "/" normally, the path's first letter when
-    # the common prefix is the root ("/tmp/m.py" -> "mp/m.py")
-    found = {f for f in files if isinstance(f, str) and (f.endswith("/" + short) or f[2:] == short)}
-    return found.pop() if len(found) == 1 else short
+def _failure(result: ProbeResult) -> list[Finding]:
+    """CC407 (error) when compiling a region failed: the engine's first compiled step would fail the same way;
+    CC405 (warning) when the user's own step code raised."""
+    if not result.error:
+        return []
+    if result.compile_failed:
+        return [
+            COMPILE_FAILED.finding(
+                "contract.step",
+                f"compiling a region failed in the probe: {result.error}",
+                "fix what the error names (a custom op needs a fake implementation; a library object updated in "
+                "forward must move out of the compiled region), or keep that region eager (enabled = false)",
+            )
+        ]
+    return [
+        PROBE_FAILED.finding(
+            "contract.step",
+            f"probe {result.error} (evidence covers {result.steps} steps)",
+            "make the step runnable at startup, or set [probe] enabled = false",
+        )
+    ]

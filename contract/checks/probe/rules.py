@@ -1,4 +1,4 @@
-"""CC4xx rules: the dynamic probe's evidence against each region's budgets (judged in `judge`, gathered in `run`)."""
+"""CC4xx rules: the dynamic probe's evidence against each region's budgets (judged in `check`, gathered in `run`)."""
 
 from __future__ import annotations
 
@@ -119,10 +119,13 @@ PROBE_FAILED = Rule(
     severity="warning",
     doc="""\
 ## What it does
-Reports a probe whose `step(model, i)` raised, with the exception.
+Reports a probe whose `step(model, i)` raised in the user's own code: the same step also fails with every region
+eager (the probe runs it once more under `torch.compiler.set_stance("force_eager")` to tell). A step that fails only
+when compiled is CC407, an error.
 
 ## Why it matters
-The probe's evidence covers only the steps that ran; the same failure is likely in the engine once compiled.
+The probe's evidence covers only the steps that ran. The failure is the step's or the model's own, not the
+compiler's, so it does not say the engine cannot start; it says the startup evidence is incomplete.
 
 ## Example
 ```toml
@@ -166,4 +169,34 @@ one generalizing recompile is expected.
 """,
 )
 
-RULES: tuple[Rule, ...] = (RECOMPILES, LIMIT_HIT, GRAPH_BREAKS, LATE_HOOK, PROBE_FAILED, GENERALIZED)
+COMPILE_FAILED = Rule(
+    code="CC407",
+    name="compile-failed-in-probe",
+    severity="error",
+    doc="""\
+## What it does
+Reports a probe step that raised while torch.compile traced or compiled a region (an exception of Dynamo's own:
+`InternalTorchDynamoError`, `TorchRuntimeError` from fake-tensor propagation, `BackendCompilerFailed`,
+`Unsupported` under `fullgraph`, a recompile-limit failure) and that runs when every region is kept eager (the probe
+runs the step once more under `torch.compiler.set_stance("force_eager")`). Typical causes: a custom operator without
+a fake implementation (CC601 says where, the probe confirms the crash), a library object updated in `forward` that
+Dynamo cannot trace (a torchmetrics metric), a data-dependent op under `fullgraph = true`.
+
+## Why it matters
+The engine's first compiled step fails the same way: the start is certain to crash, so it is refused before
+traffic arrives, not by the first request.
+
+## Example
+```toml
+[contract]
+model = "mypkg.serve:build"
+step = "mypkg.serve:step"   # CC407: compiling a region failed: TorchRuntimeError: ... no fake impl registered ...
+```
+
+## Fix
+Fix what the error names: register a fake for the custom op (`@op.register_fake`), move the library object's update
+out of the compiled method, or keep that region eager (`enabled = false` with a `reason`).
+""",
+)
+
+RULES: tuple[Rule, ...] = (RECOMPILES, LIMIT_HIT, GRAPH_BREAKS, LATE_HOOK, PROBE_FAILED, GENERALIZED, COMPILE_FAILED)

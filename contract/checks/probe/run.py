@@ -1,9 +1,11 @@
-"""Dynamic probe: apply the contract with a cheap backend, run the user's step, and read Dynamo's own evidence.
+"""Dynamic probe: apply the contract with a cheap backend and run the user's step under the runtime monitor itself.
 
-Evidence is what Dynamo reports, never an eager attribute diff: each compile (attributed to the region instance
-whose compiled callable is on the stack, with the probe step it happened in), the guard failures that caused each
-recompile, the graph breaks Dynamo logged during each compile (reason and user source line), frames Dynamo gave up
-on, recompile-limit hits, and forward hooks that appeared on region modules after compile.
+The monitor is the one reader of Dynamo's evidence and the one judge of budgets: the probe starts it (no port, a
+private registry, no budget action) with a logger that keeps every event it emits and the probe step it happened
+in: each compile attributed to its region instance, each recompile with the guard that failed and the user's
+`file:line` it names, each distinct graph-break site (frames Dynamo gave up on included), each recompile-limit hit.
+The probe adds what only a startup run can see: forward hooks that appeared on region modules after compile, and a
+step that raised. The startup verdict (CC401/CC403) and the runtime budgets therefore cannot disagree on a run.
 
 Afterwards the probe puts back what it and the step changed (`restore`).
 """
@@ -11,12 +13,12 @@ Afterwards the probe puts back what it and the step changed (`restore`).
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from prometheus_client import CollectorRegistry
 from torch import nn
 
 from contract import _torch
@@ -25,44 +27,19 @@ from contract.binding.resolve import bind
 from contract.binding.targets import Binding
 from contract.checks.probe.restore import restore, snapshot
 from contract.document.load import Contract
+from contract.document.schema import MonitorSpec
 
 
-@dataclass(kw_only=True, frozen=True)
-class GraphBreak:
-    """One graph break Dynamo logged."""
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """One event the monitor emitted during the probe."""
 
-    reason: str
-    """Dynamo's reason text (first line: the kind of break)."""
-    location: str = ""
-    """`file:line` of the user code that broke (innermost user frame), "" when Dynamo gave none."""
-
-    @property
-    def site(self) -> tuple[str, str]:
-        """What makes two breaks the same break: the reason's first line and the source line."""
-        return first_line(self.reason), self.location
-
-
-def first_line(text: str) -> str:
-    """First non-blank line, whitespace folded."""
-    return next((" ".join(line.split()) for line in text.splitlines() if line.strip()), "")
-
-
-@dataclass(kw_only=True)
-class Compile:
-    """One Dynamo compile attributed to a region instance."""
-
-    region: str
-    """Region name."""
-    path: str
-    """Module path of the instance whose compiled callable was compiling."""
-    compile_id: str
-    """Dynamo's `frame_id/frame_compile_id`."""
-    reasons: list[str]
-    """Guard failures that caused it (empty for a first compile of a frame)."""
-    breaks: list[GraphBreak] = field(default_factory=list)
-    """Graph breaks Dynamo logged while it compiled."""
-    step: int = 0
-    """Index of the probe step during which it compiled."""
+    name: str
+    """`compile`, `recompile`, `graph_break`, `recompile_limit_hit`, ... (see README, Runtime monitor)."""
+    step: int
+    """Index of the probe step it happened in."""
+    fields: dict[str, Any]
+    """The event's fields, as the monitor logs them."""
 
 
 @dataclass(kw_only=True)
@@ -71,116 +48,119 @@ class ProbeResult:
 
     steps: int
     """Steps run (fewer than asked when the step raised)."""
-    compiles: list[Compile] = field(default_factory=list)
-    """Every compile attributed to a region, in order."""
-    limit_hits: list[tuple[str, str]] = field(default_factory=list)
-    """(region, Dynamo's warning text) for each recompile-limit hit."""
+    events: list[Event] = field(default_factory=list)
+    """Every event of the monitor, in order."""
+    regions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The monitor's snapshot at the end (counts and budget use per region)."""
     hooks_added: list[tuple[str, str]] = field(default_factory=list)
     """(region, module path) of modules that gained forward hooks after compile."""
     error: str | None = None
     """The step's exception, one line, when it raised."""
+    compile_failed: bool = False
+    """The exception came from compiling a region (Dynamo's tracing or the backend), not from the user's step."""
+
+    def named(self, name: str) -> list[Event]:
+        """The events of one kind, in order."""
+        return [e for e in self.events if e.name == name]
 
 
-class _Recorder(logging.Handler):
-    """Compile callbacks and the recompile-limit log handler, attributing each event to a region instance."""
+class _Recorder:
+    """The monitor's logger during the probe: keeps every event with the probe step it happened in."""
 
-    def __init__(self, binding: Binding) -> None:
-        super().__init__(level=logging.WARNING)
-        self.binding = binding
-        self.result = ProbeResult(steps=0)
+    def __init__(self) -> None:
+        self.events: list[Event] = []
         self.step = 0
-        self.open: list[tuple[Any, Any, list[str]]] = []
 
-    def start(self, args: Any) -> None:
-        self.open.append((self._target(), _torch.graph_break_mark(), _torch.compiling_reasons()))
+    def _keep(self, event: str, **fields: Any) -> None:
+        self.events.append(Event(name=event, step=self.step, fields=fields))
 
-    def end(self, args: Any) -> None:
-        if not self.open:
-            return
-        target, mark, reasons = self.open.pop()
-        if target is None:
-            return
-        breaks = [GraphBreak(reason=r, location=loc) for r, loc in _torch.graph_breaks_since(mark)]
-        self.result.compiles.append(
-            Compile(
-                region=target.region,
-                path=target.path,
-                reasons=reasons,
-                breaks=breaks,
-                compile_id=str(getattr(args, "compile_id", "")),
-                step=self.step,
-            )
-        )
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if isinstance(record.msg, str) and record.msg.startswith("torch._dynamo hit config."):
-            target = self._target()
-            if target is not None:
-                self.result.limit_hits.append((target.region, " ".join(record.getMessage().split())[:300]))
-
-    def _target(self) -> Any:
-        owner = _torch.compiling_owner()
-        return self.binding.region_of(*owner) if owner is not None else None
+    info = warning = error = debug = _keep
 
 
 def probe_contract(contract: Contract, backend: str) -> Contract:
-    """The same regions compiled with the probe's backend (mode and options are Inductor's: dropped)."""
+    """The same regions compiled with the probe's backend (mode and options are Inductor's: dropped), observed
+    only (no budget action, no export)."""
     regions = tuple(
-        dataclasses.replace(r, backend=backend, mode=None, options={}) if r.enabled else r for r in contract.regions
+        dataclasses.replace(r, backend=backend, mode=None, options={}, on_breach="alert") if r.enabled else r
+        for r in contract.regions
     )
-    return dataclasses.replace(contract, regions=regions)
+    return dataclasses.replace(contract, regions=regions, monitor=MonitorSpec())
 
 
 def probe(
-    contract: Contract, model: nn.Module, step: Callable[[nn.Module, int], Any], *, steps: int, backend: str = "eager"
+    contract: Contract,
+    model: nn.Module,
+    step: Callable[[nn.Module, int], Any],
+    *,
+    steps: int,
+    backend: str = "eager",
 ) -> ProbeResult:
     """Run `steps` iterations of `step(model, i)` under the contract compiled with `backend`, then restore."""
+    from monitor.runtime import Monitor
+
     binding, _ = bind(probe_contract(contract, backend), model)
     config, saved = _torch.dynamo_config(), snapshot(model)
     hooks = _hook_ids(binding)
-    recorder = _Recorder(binding)
-    logger = logging.getLogger(_torch.LIMIT_LOGGER)
+    recorder = _Recorder()
+    result = ProbeResult(steps=0)
     torch.compiler.reset()
-    marker = _torch.newest_compile_record()
-    _torch.add_compile_callbacks(recorder.start, recorder.end)
-    logger.addHandler(recorder)
+    mon = Monitor(binding, registry=CollectorRegistry(), logger=recorder, serve=False, environ={})
     try:
-        _apply_and_run(recorder, binding, model, step, steps)
-        _count_skipped(recorder.result, _torch.skipped_frames(marker))
-        recorder.result.hooks_added = _new_hooks(binding, hooks)
+        _apply_and_run(recorder, binding, model, step, steps, result)
+        result.regions = mon.snapshot()
+        result.hooks_added = _new_hooks(binding, hooks)
     finally:
-        logger.removeHandler(recorder)
-        _torch.remove_compile_callbacks(recorder.start, recorder.end)
+        mon.stop()
         for target in binding.targets():
             set_call(target, None)
         _torch.restore_dynamo(config)
         restore(saved)
-    return recorder.result
+    result.events = recorder.events
+    return result
 
 
-def _apply_and_run(recorder: _Recorder, binding: Binding, model: nn.Module, step: Callable, steps: int) -> None:
-    result = recorder.result
+def _apply_and_run(
+    recorder: _Recorder, binding: Binding, model: nn.Module, step: Callable, steps: int, result: ProbeResult
+) -> None:
     try:
         apply(binding)
     except Exception as exc:  # a compile setting torch rejects: CC1xx reports it; the probe says it could not run
-        result.error = f"apply raised {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        result.error = f"apply raised {_one_line(exc)}"
         return
     for i in range(steps):
         recorder.step = i
         try:
             step(model, i)
         except Exception as exc:  # the user's step may raise anything: reported as a finding
-            result.error = f"step {i} raised {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+            result.compile_failed = _torch.is_compile_failure(exc) and _runs_eager(step, model, i)
+            result.error = f"step {i} raised {_compile_error(exc) if result.compile_failed else _one_line(exc)}"
             return
         result.steps = i + 1
 
 
-def _count_skipped(result: ProbeResult, skipped: dict[str, tuple[str, str]]) -> None:
-    """A frame Dynamo gave up on (runs eager, no break logged) is a graph break of its compile."""
-    for c in result.compiles:
-        if c.compile_id in skipped and not c.breaks:
-            reason, location = skipped[c.compile_id]
-            c.breaks = [GraphBreak(reason=f"frame skipped, runs eager: {first_line(reason)}", location=location)]
+def _runs_eager(step: Callable, model: nn.Module, i: int) -> bool:
+    """Whether the step that failed while compiling runs with every region eager (then only compiling fails it)."""
+    try:
+        with torch.compiler.set_stance("force_eager"):
+            step(model, i)
+    except Exception:  # the user's own code fails too: not a compile failure
+        return False
+    return True
+
+
+def _compile_error(exc: BaseException) -> str:
+    """Dynamo's error with its root cause, which says what to fix (`There was no fake impl registered for ...`)."""
+    cause: BaseException = exc
+    while (cause.__cause__ or cause.__context__) is not None and len(str(cause)) > 0:
+        cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
+    if cause is exc:
+        return _one_line(exc)
+    text = " ".join(str(cause).split())[:240]
+    return f"{type(exc).__name__} (caused by {type(cause).__name__}: {text})"
+
+
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
 
 
 def _hook_ids(binding: Binding) -> dict[tuple[str, str], set[int]]:

@@ -3,6 +3,7 @@ instance), generalizing recompiles (CC406 warning) versus storms (CC401 error), 
 
 from __future__ import annotations
 
+import collections
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,6 @@ import pytest
 import torch
 from torch import nn
 
-from contract import _torch
 from contract.checks.probe.run import probe
 from contract.document.load import load
 from contract.pipeline import check
@@ -150,18 +150,20 @@ def test_a_tensor_in_a_python_if_is_a_cc403_at_the_if_line(tmp_path):
 
 @pytest.mark.skipif(torch.__version__ < (2, 13), reason="measured on torch 2.13; older counters may see it")
 def test_the_counter_alone_misses_the_tensor_branch_which_is_why_the_log_is_the_source(tmp_path):
-    before = _torch.graph_break_counts()
+    from torch._dynamo.utils import counters
+
+    before = dict(counters["graph_break"])
     raw_probe(tmp_path, TensorBranch(), fixed_step)
-    after = _torch.graph_break_counts()
+    after = dict(counters["graph_break"])
     assert not any("generic_jump" in k for k in after if after[k] > before.get(k, 0))
 
 
 def test_a_print_in_a_helper_is_logged_twice_at_one_site(tmp_path):
     result = raw_probe(tmp_path, NestedPrint(), fixed_step)
-    breaks = [b for c in result.compiles for b in c.breaks]
+    breaks = [e.fields for e in result.named("graph_break")]
     line = line_of(chatter, "print(")
-    assert len(breaks) == 2 and {b.location for b in breaks} == {f"{HERE}:{line}"}
-    assert len({b.site for b in breaks}) == 1
+    assert len(breaks) == 2 and {b["site"] for b in breaks} == {f"{HERE}:{line}"}
+    assert len({(b["site"], b["reason"]) for b in breaks}) == 1 and result.regions["r"]["budget_graph_breaks"] == 1
 
 
 # 2. Budget semantics: distinct sites per region instance over the probe, not breaks per compile.
@@ -175,7 +177,8 @@ def test_one_site_reached_twice_fits_a_budget_of_one(tmp_path):
 
 def test_two_sites_exceed_a_budget_of_one_though_no_compile_breaks_twice(tmp_path):
     result = raw_probe(tmp_path, TwoSites(), fixed_step, graph_break_budget=1)
-    assert max(len(c.breaks) for c in result.compiles) == 1
+    per_compile = collections.Counter(e.fields["compile_id"] for e in result.named("graph_break"))
+    assert max(per_compile.values()) == 1
     [finding] = probe_findings(tmp_path, TwoSites(), fixed_step, graph_break_budget=1)
     assert finding.code == "CC403" and "2 distinct graph-break sites" in finding.message
     for text in ("print(", "if y.sum()"):
@@ -235,39 +238,39 @@ def test_warmup_compiles_absorbing_the_recompile_gives_no_finding(tmp_path):
 # 5. Paths: Dynamo's shortened `# path:line` comment is made full again.
 
 
-def test_at_prefers_the_user_stack_trace_and_expands_a_shortened_comment_path():
-    from contract.checks.probe.check import at
+def test_guard_site_prefers_the_user_stack_trace_and_expands_a_shortened_comment_path():
+    from monitor.reasons import guard_site
 
     reason = (
         "0/0: self.t == 1.0  # return x / self.t  # mp/x/m.py:7 in forward\nUser stack trace:\n"
         '  File "/tmp/x/m.py", line 7, in forward\n    return x / self.t'
     )
-    assert at(reason) == " at /tmp/x/m.py:7"
+    assert guard_site(reason) == "/tmp/x/m.py:7"
     short = HERE[2:]  # what torch.utils._traceback.shorten_filename makes of a path outside torch's tree
-    assert at(f"0/0: self.t == 1.0  # return x  # {short}:12 in forward") == f" at {HERE}:12"
+    assert guard_site(f"0/0: self.t == 1.0  # return x  # {short}:12 in forward") == f"{HERE}:12"
 
 
 # 6. torch 2.11: the adapter degrades when a private attribute is missing.
 
 
-def test_skipped_frames_read_records_without_the_newer_fields(monkeypatch):
-    import torch._dynamo.utils as dynamo_utils
+def test_a_skipped_frame_record_without_the_newer_fields_has_no_site():
+    from monitor import _dynamo
 
     class Record:
         compile_id, fail_type, fail_reason, has_guarded_code = "0/0", "Unsupported", "graph break in loop", False
 
-    monkeypatch.setattr(dynamo_utils, "get_compilation_metrics", lambda: [Record()])
-    assert _torch.skipped_frames(None) == {"0/0": ("graph break in loop", "")}
+    assert _dynamo._fail_site(Record()) == ""
 
 
-@pytest.mark.parametrize("missing", ["graph_break_reasons"])
-def test_graph_break_mark_without_the_log_uses_the_counter(monkeypatch, missing):
+def test_without_the_graph_break_log_the_break_log_reads_the_counter(monkeypatch):
     import torch._dynamo.utils as dynamo_utils
 
-    monkeypatch.delattr(dynamo_utils, missing)
-    mark = _torch.graph_break_mark()
+    from monitor import _dynamo
+
+    monkeypatch.delattr(dynamo_utils, "graph_break_reasons")
+    log = _dynamo.BreakLog(_dynamo.counters())
     dynamo_utils.counters["graph_break"]["synthetic break"] += 2
     try:
-        assert _torch.graph_breaks_since(mark) == [("synthetic break", ""), ("synthetic break", "")]
+        assert log.new() == (("", "synthetic break"), ("", "synthetic break"))
     finally:
         del dynamo_utils.counters["graph_break"]["synthetic break"]

@@ -82,3 +82,23 @@ def step_failing(model, i):
 def step_growing_batch(model, i):
     with torch.no_grad():
         return model(torch.randn(2 + i, 8))
+
+
+@torch.library.custom_op("probe_example::opaque_scale", mutates_args=())
+def opaque_scale(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+class OpaqueKernel(nn.Module):
+    """Calls a custom op that has no fake implementation: eager runs it, Dynamo cannot trace it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.probe_example.opaque_scale(self.proj(x))
+
+
+def opaque() -> nn.Module:
+    return OpaqueKernel()

@@ -70,8 +70,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from contract.document.load import ContractFileError, load
     from contract.document.refs import RefError, build_model, resolve
     from contract.findings import has_errors
-    from contract.pipeline import check_loaded
+    from contract.pipeline import check_loaded, env_at_import
     from contract.report.allow import finalize
+    from contract.report.ranks import agree, cli_ranks
     from contract.report.render import render_json, render_text
 
     sys.path.insert(0, os.getcwd())
@@ -81,13 +82,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
         meta = contract.meta if contract else None
         model_ref = args.model or (meta.model if meta else None)
         step_ref = args.step or (meta.step if meta else None)
+        ranks = cli_ranks(contract, "check")  # every rank of a job runs this: one verdict for all
         with _stdout_to_stderr():
             model = build_model(model_ref) if model_ref else None
             step = resolve(step_ref, "step") if step_ref else None
             if contract is None:
-                findings = finalize(findings, None, strict=args.strict)
+                findings = agree(ranks, None, finalize(findings, None, strict=args.strict), env_at_import())
             else:
-                contract, binding, findings = check_loaded(contract, findings, model, step=step, strict=args.strict)
+                contract, binding, findings = check_loaded(
+                    contract, findings, model, step=step, strict=args.strict, ranks=ranks
+                )
     except (ContractFileError, RefError) as exc:
         raise UsageError(str(exc)) from None
     if contract is not None and model is None and not has_errors(findings):
@@ -107,7 +111,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from contract.report.render import render_json, render_text
 
     try:
-        _, findings = doctor(args.contract, strict=args.strict)
+        _, findings = doctor(args.contract, strict=args.strict, job="doctor")
     except ContractFileError as exc:
         raise UsageError(str(exc)) from None
     if args.format == "json":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -24,10 +25,15 @@ class Finding:
     """One line: what is wrong."""
     fix: str
     """One line: what the user should do."""
+    ranks: str = ""
+    """In a job of several ranks: the ranks that have it (`0-3,7`, see `format_ranks`); "" for one process."""
 
     def to_dict(self) -> dict[str, str]:
-        """Plain data for JSON reports; keys are a stable interface."""
-        return asdict(self)
+        """Plain data for JSON reports; keys are a stable interface (`ranks` only in a job of several ranks)."""
+        out = asdict(self)
+        if not self.ranks:
+            del out["ranks"]
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,6 +64,25 @@ def _one_line(text: str, limit: int = 500) -> str:
     """Findings are one line each: fold newlines and bound hostile lengths."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def format_ranks(ranks: Iterable[int]) -> str:
+    """`0-3,7,9-10`: a set of ranks as runs, short for 16,384 ranks as for one."""
+    ordered = sorted(set(ranks))
+    runs: list[str] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        runs.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(runs)
+
+
+def rank_label(ranks: str) -> str:
+    """`rank 3` or `ranks 0-7`, for reports."""
+    return f"rank {ranks}" if ranks.isdigit() else f"ranks {ranks}"
 
 
 def has_errors(findings: list[Finding] | tuple[Finding, ...]) -> bool:

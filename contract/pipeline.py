@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from contract.checks import CHECKS, Check, CheckContext
 from contract.checks.cache import check as cache
 from contract.checks.cache.rules import RULES as CACHE_RULES
+from contract.checks.context import env_at_import
 from contract.checks.settings.check import check_torch_version
 from contract.checks.settings.rules import TORCH_VERSION
 from contract.document.load import Contract, load
@@ -22,6 +23,7 @@ from contract.document.schema import Settings
 from contract.env import EnvSnapshot
 from contract.findings import Finding, has_errors
 from contract.report.allow import finalize
+from contract.report.ranks import Ranks, agree, cli_ranks, job_ranks
 from contract.report.render import render_text
 
 if TYPE_CHECKING:  # the binding imports torch; `doctor` runs without it
@@ -50,12 +52,16 @@ def check(
     step: Callable | None = None,
     strict: bool = False,
     checks: Iterable[Check] = CHECKS,
+    group: Any = None,
+    ranks: Ranks | None = None,
 ) -> tuple[Contract | None, Binding | None, list[Finding]]:
-    """Load and check a contract against a model (None: document-level checks only); applies nothing."""
+    """Load and check a contract against a model (None: document-level checks only); applies nothing. In a job of
+    several ranks (torch.distributed initialized, or `group`), the findings are the job's one verdict."""
     contract, findings = load(path)
     if contract is None:
-        return None, None, finalize(findings, None, strict=strict)
-    return check_loaded(contract, findings, model, step=step, strict=strict, checks=checks)
+        ranks = ranks or job_ranks(None, group)
+        return None, None, agree(ranks, None, finalize(findings, None, strict=strict), env_at_import())
+    return check_loaded(contract, findings, model, step=step, strict=strict, checks=checks, group=group, ranks=ranks)
 
 
 def check_loaded(
@@ -66,8 +72,11 @@ def check_loaded(
     step: Callable | None = None,
     strict: bool = False,
     checks: Iterable[Check] = CHECKS,
+    group: Any = None,
+    ranks: Ranks | None = None,
 ) -> tuple[Contract, Binding | None, list[Finding]]:
-    """The stages after loading: bind (when there is a model), run every check, then the report's allow-list."""
+    """The stages after loading: bind (when there is a model), run every check, the report's allow-list, then the
+    verdict of all the ranks (`ranks`: where they meet, found from `group` or torch.distributed when not given)."""
     binding = None
     findings = list(findings)
     if model is not None:
@@ -75,8 +84,10 @@ def check_loaded(
 
         binding, bound = bind(contract, model)
         findings += bound
-    findings += run_checks(CheckContext(contract=contract, binding=binding, step=step), checks)
-    return contract, binding, finalize(findings, contract, strict=strict)
+    ranks = ranks or job_ranks(contract, group)
+    ctx = CheckContext(contract=contract, binding=binding, step=step, world=ranks.world, exchanged=bool(ranks.channel))
+    findings = finalize(findings + run_checks(ctx, checks), contract, strict=strict)
+    return contract, binding, agree(ranks, contract, findings, ctx.snapshot)
 
 
 def run_checks(ctx: CheckContext, checks: Iterable[Check] = CHECKS) -> list[Finding]:
@@ -87,11 +98,14 @@ def run_checks(ctx: CheckContext, checks: Iterable[Check] = CHECKS) -> list[Find
     return out
 
 
-def enforce(model: Any, path: str | Path, *, step: Callable | None = None, strict: bool = False) -> Binding:
-    """The engine's startup gate: check, then apply in place; raises ContractViolation on any error."""
+def enforce(
+    model: Any, path: str | Path, *, step: Callable | None = None, strict: bool = False, group: Any = None
+) -> Binding:
+    """The engine's startup gate: check, then apply in place; raises ContractViolation on any error. On several
+    ranks (after `init_process_group`, or with `group`), every rank starts, or every rank raises the same report."""
     from contract.binding.apply import apply
 
-    _, binding, findings = check(path, model, step=step, strict=strict)
+    _, binding, findings = check(path, model, step=step, strict=strict, group=group)
     if binding is None or has_errors(findings):
         raise ContractViolation(findings, path)
     return apply(binding)
@@ -104,19 +118,22 @@ def doctor(
     environ: Mapping[str, str] | None = None,
     snapshot: EnvSnapshot | None = None,
     timeout_s: float = 1.0,
+    job: str | None = None,
 ) -> tuple[Contract | None, list[Finding]]:
-    """Load the contract (or use an empty one), then run the torch-version and cache checks only."""
+    """Load the contract (or use an empty one), then run the torch-version and cache checks only. With `job` (the
+    CLI command's name), run by every rank of a job, the findings are the job's one verdict."""
     findings: list[Finding] = []
     contract: Contract | None = _empty_contract()
     if path is not None:
         contract, findings = load(path)
+    ranks = cli_ranks(contract, job, environ) if job else Ranks()
     if contract is None:
-        return None, finalize(findings, None, strict=strict)
+        return None, agree(ranks, None, finalize(findings, None, strict=strict), snapshot or env_at_import(), environ)
     ctx = CheckContext(contract=contract) if snapshot is None else CheckContext(contract=contract, snapshot=snapshot)
     findings += check_torch_version(ctx)
     findings += cache.check(ctx, environ=environ, timeout_s=timeout_s)
     scoped = replace(contract, allow=tuple(a for a in contract.allow if a.code in DOCTOR_CODES))
-    return contract, finalize(findings, scoped, strict=strict)
+    return contract, agree(ranks, contract, finalize(findings, scoped, strict=strict), ctx.snapshot, environ)
 
 
 def _empty_contract() -> Contract:

@@ -284,16 +284,19 @@ class BreakLog:
         else:
             self._counts = dict(self._table.get("graph_break", ()))
 
-    def new(self) -> tuple[tuple[str, str], ...]:
-        """(site, reason) of each break since the previous call: site is `file:line` of the user code (or "")."""
+    def new(self) -> tuple[tuple[tuple[str, str], ...], int]:
+        """Since the previous call: (site, reason) of each graph break (site is `file:line` of the user code, or ""),
+        and how many of the logged entries were DDPOptimizer's splits at gradient-bucket boundaries (not breaks)."""
         if self._reasons is None:
-            return self._from_counter()
+            return self._from_counter(), 0
         n = len(self._reasons)
         if n == self._seen:
-            return ()
+            return (), 0
         start = self._seen if n > self._seen else 0  # shorter: reset() cleared the list since our last read
         self._seen = n
-        return tuple(_site_and_reason(r) for r in self._reasons[start:n])
+        entries = self._reasons[start:n]
+        splits = sum(1 for r in entries if is_ddp_split(r))
+        return tuple(_site_and_reason(r) for r in entries if not is_ddp_split(r)), splits
 
     def _from_counter(self) -> tuple[tuple[str, str], ...]:
         table = self._table.get("graph_break")
@@ -312,6 +315,23 @@ def _break_reasons() -> list | None:
         return graph_break_reasons if isinstance(graph_break_reasons, list) else None
     except Exception:  # a renamed internal: fall back to the counter
         return None
+
+
+_DDP_SPLIT_FILE = "_dynamo/backends/distributed.py"
+_DDP_SPLIT_REASON = "DDPOptimizer intentional graph-break"
+
+
+def is_ddp_split(entry: Any) -> bool:
+    """Whether a graph-break log entry is DDPOptimizer splitting the graph at a gradient-bucket boundary: one entry
+    per bucket, its user stack a single synthetic frame (`torch/_dynamo/backends/distributed.py`, line 0,
+    `DDPOptimizer`), its reason starting "DDPOptimizer intentional graph-break" (torch 2.11 and 2.13). The split is
+    DDP overlapping gradient all-reduce with backward, not a graph break of the user's code: Dynamo compiled the frame
+    whole, and the counter of real breaks never sees it."""
+    stack = list(getattr(entry, "user_stack", None) or ())
+    if len(stack) == 1 and getattr(stack[0], "lineno", None) == 0:
+        if str(getattr(stack[0], "filename", "")).replace("\\", "/").endswith(_DDP_SPLIT_FILE):
+            return True
+    return str(getattr(entry, "reason", "")).startswith(_DDP_SPLIT_REASON)
 
 
 def _site_and_reason(entry: Any) -> tuple[str, str]:

@@ -138,6 +138,12 @@ def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family,
             *col("limit_hits", p + "recompile_limit_hits_total"),
         ),
         _family(p + "compile_seconds", "Duration of the region's compile events.", "histogram", hist, _hist_values),
+        _family(
+            p + "ddp_graph_splits",
+            "Graph splits DDPOptimizer made at gradient-bucket boundaries (not graph breaks, never budgeted).",
+            "counter",
+            *col("ddp_splits", p + "ddp_graph_splits_total"),
+        ),
     ]
     for name, doc in _GAUGES:
         fams.append(_family(p + name, doc, "gauge", *col(name, p + name)))

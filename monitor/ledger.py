@@ -39,6 +39,7 @@ EXPORT_COLUMNS: tuple[tuple[str, int], ...] = (
     ("budget_graph_breaks", 1),
     ("budget_exceeded", 1),
     ("eager_fallback", 1),
+    ("ddp_splits", 1),
 )
 """A row of `Ledger.export()`, in order: (column, width). The exporter reads rows through `COLUMNS` by name."""
 
@@ -87,6 +88,8 @@ class RegionStats:
     graph_breaks: int = 0
     skipped_frames: int = 0
     """Compiles Dynamo gave up on (the frame runs eager); each is also one of `graph_breaks`."""
+    ddp_splits: int = 0
+    """Graph splits DDPOptimizer made at gradient-bucket boundaries (not graph breaks: never budgeted)."""
     compile_seconds: float = 0.0
     compile_events: int = 0
     buckets: list[int] = field(default_factory=lambda: [0] * len(BUCKETS))
@@ -150,10 +153,12 @@ class Ledger:
         seconds: float,
         breaks: tuple[tuple[str, str], ...] = (),
         cache: dict[tuple[str, str], int] | None = None,
+        splits: int = 0,
     ) -> Outcome:
         """Count one compile for its instance; decide recompile, warm-up and budget breach (reason comes later).
 
-        `breaks` holds (site, reason) of each graph break this compile made.
+        `breaks` holds (site, reason) of each graph break this compile made; `splits` the gradient-bucket splits
+        DDPOptimizer made in it (counted apart: never against `graph_break_budget`).
         """
         with self._lock:
             rs = self._regions[region]
@@ -169,6 +174,7 @@ class Ledger:
             if breaks:
                 rs.graph_breaks += len(breaks)
                 self._add_sites(rs, inst, [f"{site} {_first_line(reason)}" for site, reason in breaks])
+            rs.ddp_splits += splits
             self._add_cache(rs, cache)
             counted = recompile and self._counts(rs, inst)
             if recompile:
@@ -367,6 +373,7 @@ class Ledger:
                     rs.budget_graph_breaks,
                     1 if rs.breaches else 0,
                     1 if rs.eager_fallback else 0,
+                    rs.ddp_splits,
                 )
                 for rs in self._regions.values()
             ]
@@ -393,6 +400,7 @@ def _region_dict(rs: RegionStats) -> dict[str, Any]:
         "recompiles": rs.recompiles,
         "graph_breaks": rs.graph_breaks,
         "skipped_frames": rs.skipped_frames,
+        "ddp_splits": rs.ddp_splits,
         "breached": bool(rs.breaches),
         "eager_fallback": rs.eager_fallback,
         "compile_seconds": rs.compile_seconds,

@@ -215,11 +215,11 @@ class Monitor:
             return self._on_aux(args, seconds)
         fn = self._stack.compiled_callable()
         target = self._target_of(fn) if fn is not None else None
-        breaks, cache = self._deltas()
+        breaks, splits, cache = self._deltas()
         if target is None:
             return self.ledger.unattributed_compile()
         cid = _dynamo.compile_id(args)
-        out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, breaks, cache)
+        out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, breaks, cache, splits)
         if not self.binding.regions[target.region].region.fullgraph:  # fullgraph raises: not a silent eager frame
             self._skipped.expect(cid, (target, cid, len(breaks)))
         reason = category = None
@@ -227,10 +227,20 @@ class Monitor:
             frame = self._stack.compile_frame()
             reason, category = self._reason(target, _dynamo.reasons_of(frame) if frame is not None else [])
         self._after(target, cid, seconds, out, reason, category, breaks, cache)
+        if splits:
+            self._say(
+                "info",
+                "ddp_graph_split",
+                region=target.region,
+                module=target.path or "<root>",
+                compile_id=cid,
+                buckets=splits,
+                effect="DDPOptimizer split the graph at gradient buckets: not a graph break",
+            )
 
     def _on_aux(self, args: Any, seconds: float) -> None:
         """Lazy backward / CUDA-graph recording: charged (with its cache lookups) to the region that compiled that id."""
-        _, cache = self._deltas()
+        _, _, cache = self._deltas()
         owner = self.ledger.owner(_dynamo.compile_id(args))
         if owner is not None:
             self.ledger.record_aux(owner[0], _dynamo.trigger_name(args), seconds, cache)
@@ -246,15 +256,16 @@ class Monitor:
             self._targets[id(fn)] = (fn, target)
         return target
 
-    def _deltas(self) -> tuple[tuple[tuple[str, str], ...], dict[tuple[str, str], int] | None]:
-        """Graph breaks (site, reason) and cache lookups since the previous compile's end (Dynamo serializes them)."""
-        breaks = self._breaks.new()
+    def _deltas(self) -> tuple[tuple[tuple[str, str], ...], int, dict[tuple[str, str], int] | None]:
+        """Graph breaks (site, reason), DDPOptimizer splits and cache lookups since the previous compile's end
+        (Dynamo serializes compiles)."""
+        breaks, splits = self._breaks.new()
         now_cache = _dynamo.cache_totals(self._counters)
         if now_cache == self._cache_seen:
-            return breaks, None
+            return breaks, splits, None
         cache = {k: n - b for k, n, b in zip(_dynamo.CACHE_KEYS, now_cache, self._cache_seen, strict=True) if n > b}
         self._cache_seen = now_cache
-        return breaks, cache
+        return breaks, splits, cache
 
     def _attribute(self) -> Target | None:
         """The region instance whose compile_wrapper is on the stack (innermost); full walk, for rare paths."""

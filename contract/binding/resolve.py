@@ -11,6 +11,7 @@ from typing import Any
 
 from torch import nn
 
+from contract import _torch
 from contract.binding.rules import NESTED, NO_MATCH, NO_METHOD, OVERLAP, UNKNOWN_ARG
 from contract.binding.targets import Binding, RegionBinding, Target
 from contract.document.load import Contract
@@ -36,13 +37,13 @@ def _match_segments(pat: tuple[str, ...], parts: tuple[str, ...]) -> bool:
 
 def bind(contract: Contract, model: nn.Module) -> tuple[Binding, list[Finding]]:
     """Resolve every region's glob and methods against the model; problems are CC5xx findings."""
-    modules = list(model.named_modules())
+    modules = claimable_modules(model)
     binding = Binding(contract=contract, model=model, regions={})
     findings: list[Finding] = []
     for region in contract.regions:
-        matched = [(n, m) for n, m in modules if glob_match(region.module, n)]
+        matched = [(n, m) for n, raw, m in modules if glob_match(region.module, n) or glob_match(region.module, raw)]
         if not matched:
-            findings.append(_no_match(region, [n for n, _ in modules]))
+            findings.append(_no_match(region, [n for n, _, _ in modules]))
         rb = RegionBinding(region=region)
         for method in region.methods:
             _claim(binding, rb, matched, method, findings)
@@ -57,6 +58,38 @@ def bind(contract: Contract, model: nn.Module) -> tuple[Binding, list[Finding]]:
             )
         )
     return binding, findings
+
+
+def claimable_modules(model: nn.Module) -> list[tuple[str, str, nn.Module]]:
+    """(path, raw path, module) of every module a region can claim, its path as the user's model names it.
+
+    Wrappers are seen through: DistributedDataParallel and torch.compile's OptimizedModule are transparent (the module
+    they wrap stands at their path, so `module = ""` on `DDP(model)` compiles the model, not DDP's forward); an
+    activation-checkpoint wrapper stands for the module it wraps (as torchtitan compiles it). FSDP2 changes no path.
+    Globs match the path, or the raw `named_modules()` name (`module.layers.0`).
+    """
+    raw = dict(model.named_modules())
+    out = []
+    for path, module in raw.items():
+        logical = _logical_path(path, raw)
+        if logical is not None and _torch.wrapper_kind(module) not in ("ddp", "optimized"):
+            out.append((logical, path, module))
+    return out
+
+
+def _logical_path(path: str, raw: dict[str, nn.Module]) -> str | None:
+    """A raw module name without wrapper segments; None for a module a checkpoint wrapper stands for."""
+    if not path:
+        return ""
+    parts, kept = path.split("."), []
+    for i, seg in enumerate(parts):
+        kind = _torch.wrapper_kind(raw.get(".".join(parts[:i])))
+        if kind is not None and seg == _torch.WRAPPED_ATTR[kind]:
+            if kind == "checkpoint" and i == len(parts) - 1:
+                return None
+            continue
+        kept.append(seg)
+    return ".".join(kept)
 
 
 def _claim(binding: Binding, rb: RegionBinding, matched: list, method: str, findings: list[Finding]) -> None:

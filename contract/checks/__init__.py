@@ -8,9 +8,10 @@ from contract.checks.context import Check, CheckContext
 from contract.checks.custom_ops import check as custom_ops
 from contract.checks.hotpath import check as hotpath
 from contract.checks.probe import check as probe
+from contract.checks.ranks import check as ranks
 from contract.checks.settings import check as settings
 
-CHECKS: tuple[Check, ...] = (settings.check, cache.check, hotpath.check, probe.check, custom_ops.check)
-"""Checks run after binding, in code-range order (CC1xx settings ... CC6xx custom operators)."""
+CHECKS: tuple[Check, ...] = (settings.check, cache.check, hotpath.check, probe.check, custom_ops.check, ranks.check)
+"""Checks run after binding, in code-range order (CC1xx settings ... CC6xx custom operators, CC8xx ranks)."""
 
 __all__ = ["CHECKS", "Check", "CheckContext"]

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the binding imports torch; `doctor` builds a context withou
     from contract.binding.targets import Binding
 
 
-def _env_at_import() -> EnvSnapshot:
+def env_at_import() -> EnvSnapshot:
     """The snapshot `contract/__init__.py` took at import."""
     from contract import ENV_AT_IMPORT
 
@@ -31,8 +31,12 @@ class CheckContext:
     """Regions bound to the model (None for `doctor`, which does not import the model)."""
     step: Callable[[Any, int], Any] | None = None
     """The user's `step(model, i)`, for the dynamic probe."""
-    snapshot: EnvSnapshot = field(default_factory=_env_at_import)
+    snapshot: EnvSnapshot = field(default_factory=env_at_import)
     """The environment as it was before torch's compiler was imported, and whether it already was."""
+    world: int = 1
+    """Ranks in the job this process is one of (the group's size, else `WORLD_SIZE`); 1 for a single process."""
+    exchanged: bool = False
+    """The verdict is exchanged with the other ranks (a process group exists and `[distributed] enabled`)."""
 
 
 Check = Callable[[CheckContext], Iterable[Finding]]

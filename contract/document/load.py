@@ -30,6 +30,7 @@ from contract.document.schema import (
     AllowSpec,
     CacheSpec,
     ContractMeta,
+    DistributedSpec,
     MonitorSpec,
     ProbeSpec,
     Region,
@@ -68,6 +69,8 @@ class Contract:
     """`[monitor]`."""
     probe: ProbeSpec = field(default_factory=ProbeSpec)
     """`[probe]`."""
+    distributed: DistributedSpec = field(default_factory=DistributedSpec)
+    """`[distributed]`."""
     allow: tuple[AllowSpec, ...] = ()
     """`[[allow]]` entries."""
     region_tables: int = 0
@@ -103,6 +106,7 @@ def load(path: str | Path) -> tuple[Contract | None, list[Finding]]:
         cache=sections.get("cache") or CacheSpec(),
         monitor=sections.get("monitor") or MonitorSpec(),
         probe=sections.get("probe") or ProbeSpec(),
+        distributed=sections.get("distributed") or DistributedSpec(),
         allow=tuple(a for a in sections.get("allow") or () if a is not None),
         region_tables=_count_tables(data.get("region")),
     )

@@ -247,6 +247,21 @@ class ProbeSpec(_Table):
     """Cheap backend used by the probe."""
 
 
+class DistributedSpec(_Table):
+    """`[distributed]`: how the ranks of a job agree on one startup verdict."""
+
+    enabled: bool = True
+    """Exchange findings with the other ranks when torch.distributed is initialized (or `enforce` gets a group)."""
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 30.0
+    """How long the ranks wait for each other's reports (covers the startup skew between ranks); a rank still
+    missing then is a finding (CC801), and every rank exits within about twice this."""
+    per_rank: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=64)] = Field(
+        default_factory=list
+    )
+    """Components allowed to differ between ranks (globs over the names CC802-CC807 report), e.g.
+    `["env.TORCHINDUCTOR_CACHE_DIR", "cache.dir"]` for a per-node cache directory."""
+
+
 class AllowSpec(_Table):
     """`[[allow]]`: silence one finding, with a reason."""
 
@@ -265,6 +280,7 @@ SECTIONS: dict[str, type[_Table]] = {
     "cache": CacheSpec,
     "monitor": MonitorSpec,
     "probe": ProbeSpec,
+    "distributed": DistributedSpec,
     "allow": AllowSpec,
 }
 """Top-level tables; `region` and `allow` are arrays of tables."""

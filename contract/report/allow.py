@@ -21,20 +21,30 @@ def finalize(findings: list[Finding], contract: Contract | None, *, strict: bool
     return sorted(kept, key=lambda f: (f.severity != "error", f.code, f.location))
 
 
+def silenced(finding: Finding, contract: Contract | None) -> bool:
+    """Whether one of the contract's `[[allow]]` entries covers a finding."""
+    return contract is not None and _entry(finding, contract) is not None
+
+
+def _entry(f: Finding, contract: Contract) -> int | None:
+    """The index of the first allow entry with the finding's code at a matching location (see `_matches`)."""
+    locations = _forms(f.location)
+    return next(
+        (
+            i
+            for i, a in enumerate(contract.allow)
+            if a.code == f.code and any(_matches(a.where, loc) for loc in locations)
+        ),
+        None,
+    )
+
+
 def _allow(findings: list[Finding], contract: Contract) -> list[Finding]:
-    """Each allow entry silences the findings with its code at a matching location (see `_matches`)."""
+    """Each allow entry silences the findings it covers; an entry that silenced nothing is CC008."""
     used = [False] * len(contract.allow)
     kept = []
     for f in findings:
-        locations = _forms(f.location)
-        hit = next(
-            (
-                i
-                for i, a in enumerate(contract.allow)
-                if a.code == f.code and any(_matches(a.where, loc) for loc in locations)
-            ),
-            None,
-        )
+        hit = _entry(f, contract)
         if hit is None:
             kept.append(f)
         else:

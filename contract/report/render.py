@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 
-from contract.findings import Finding
+from contract.findings import Finding, rank_label
 
 
 def render_text(findings: list[Finding], path: str, *, summary: str = "", title: str = "contract check") -> str:
-    """Header, then `LOCATION: CODE message` with its `fix:` line, errors first."""
+    """Header, then `LOCATION: CODE message` with its `fix:` line, errors first; in a job of several ranks each line
+    starts with the ranks that have the finding (`ranks 0-7: `)."""
     lines = [_header(findings, path, title) + (f" {summary}" if summary else "")]
     for f in findings:
         tag = "" if f.severity == "error" else " (warning)"
-        lines.append(f"{f.location}: {f.code}{tag} {f.message}")
+        ranks = f"{rank_label(f.ranks)}: " if f.ranks else ""
+        lines.append(f"{ranks}{f.location}: {f.code}{tag} {f.message}")
         lines.append(f"    fix: {f.fix}")
     return "\n".join(lines)
 

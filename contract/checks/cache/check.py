@@ -33,7 +33,7 @@ def check(ctx: Any, *, environ: Mapping[str, str] | None = None, timeout_s: floa
     """Every cache check for the contract's `[cache]` (current environment unless one is injected)."""
     environ = os.environ if environ is None else environ
     spec = ctx.contract.cache
-    switches = _effective_switches()
+    switches = effective_switches()
     out = _too_late(environ, switches)
     cache_dir = resolve_dir(ctx.contract, ctx.snapshot, environ)
     out += _dir_mismatch(cache_dir, environ)
@@ -44,7 +44,7 @@ def check(ctx: Any, *, environ: Mapping[str, str] | None = None, timeout_s: floa
     return out
 
 
-def _effective_switches() -> dict[str, bool] | None:
+def effective_switches() -> dict[str, bool] | None:
     """The compiler's effective cache switches, only when it is already imported (never import it just to look)."""
     if not compiler_imported():
         return None
@@ -53,7 +53,7 @@ def _effective_switches() -> dict[str, bool] | None:
     return _torch.cache_switches()
 
 
-def _env_switch(name: str, environ: Mapping[str, str]) -> tuple[str, bool] | None:
+def env_switch(name: str, environ: Mapping[str, str]) -> tuple[str, bool] | None:
     """(variable, value) of the first of the switch's variables set to 0/1, as torch reads them."""
     for var in SWITCHES[name][0]:
         if environ.get(var) in ("0", "1"):
@@ -67,7 +67,7 @@ def _too_late(environ: Mapping[str, str], switches: dict[str, bool] | None) -> l
         return []
     out = []
     for name in SWITCHES:
-        found = _env_switch(name, environ)
+        found = env_switch(name, environ)
         if found and found[1] != switches[name]:
             var = found[0]
             out.append(
@@ -117,7 +117,7 @@ def _disabled(spec: Any, environ: Mapping[str, str], switches: dict[str, bool] |
 def _why_off(name: str, environ: Mapping[str, str], switches: dict[str, bool] | None) -> str | None:
     """What turns the cache off (a variable or a config key), or None when it is on."""
     for key in ("force_disable_caches", name):
-        found = _env_switch(key, environ)
+        found = env_switch(key, environ)
         if found and found[1] == (key == "force_disable_caches"):
             if switches is None or switches[key] == found[1]:
                 return found[0]

@@ -1,0 +1,159 @@
+"""One rank of a test job: join the job (gloo), enforce a contract, optionally run monitored steps, say what happened.
+
+`python -m tests.distributed.worker SCENARIO CONTRACT` with the job's environment (see `launch.py`). Per-rank
+behaviour comes from variables the test sets for that rank: `HAZARD=1` builds the demo's hazard model (a Python
+counter on the hot path, CC301), `DIE_BEFORE_ENFORCE=1` exits with 3 after joining and before the exchange,
+`CONTRACT` replaces the contract path. Output: `STARTED` or `REFUSED` and the report, then (monitored scenarios)
+one line `SNAPSHOT {json}`. A refusal exits 1, as an engine that lets ContractViolation escape does.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+import contract
+import monitor
+
+
+class MLP(nn.Module):
+    """Four 1 MiB layers: DDP with bucket_cap_mb=1 makes one gradient bucket each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.layers = nn.ModuleList(nn.Linear(512, 512) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int = 32) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.attn = nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.SiLU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.norm(x))
+        return x + self.mlp(self.norm(x))
+
+
+class Decoder(nn.Module):
+    """Llama-shaped: embedding, blocks, norm, head (tiny)."""
+
+    def __init__(self, layers: int = 2, dim: int = 32, vocab: int = 64) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(vocab, dim)
+        self.layers = nn.ModuleList(Block(dim) for _ in range(layers))
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(self.norm(x))
+
+
+class Events:
+    """The monitor's logger: keeps events (printed as part of the snapshot)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+
+    def _keep(self, event: str, **fields: object) -> None:
+        self.events.append({"event": event, **{k: v for k, v in fields.items() if isinstance(v, (int, str, bool))}})
+
+    info = warning = error = debug = _keep
+
+
+def enforce_or_exit(model: nn.Module, path: str):
+    print(f"ENFORCE_AT {time.time()}", flush=True)
+    try:
+        binding = contract.enforce(model, path)
+    except contract.ContractViolation as exc:
+        print("REFUSED")
+        print(exc)
+        sys.stdout.flush()
+        sys.exit(1)
+    print("STARTED")
+    return binding
+
+
+def train(model: nn.Module, binding, steps: int, batch) -> None:
+    """Monitored training steps (forward, backward, SGD), then the snapshot on one line."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    events = Events()
+    with monitor.start(binding, serve=False, logger=events) as mon:
+        for i in range(steps):
+            out = model(batch(i))
+            out.float().pow(2).mean().backward()
+            opt.step()
+            opt.zero_grad()
+        snap = mon.snapshot()
+    print("SNAPSHOT " + json.dumps({"regions": snap, "events": events.events}))
+
+
+def main(scenario: str, path: str) -> int:
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+    path = os.environ.get("CONTRACT", path)
+    if os.environ.get("DIE_BEFORE_ENFORCE") == "1":
+        os._exit(3)
+    if scenario == "enforce":
+        from contract.demo import build_hazard_model, build_model
+
+        enforce_or_exit(build_hazard_model() if os.environ.get("HAZARD") == "1" else build_model(), path)
+    elif scenario == "ddp":
+        inner = MLP()
+        model = nn.parallel.DistributedDataParallel(inner, bucket_cap_mb=1)
+        binding = enforce_or_exit(model, path)
+        train(model, binding, 3, lambda i: torch.randn(8, 512))
+    elif scenario == "fsdp-root":  # the whole model compiled over sharded blocks: what the startup check says
+        from torch.distributed.fsdp import fully_shard
+
+        from contract.pipeline import check
+
+        model = Decoder()
+        for block in model.layers:
+            fully_shard(block)
+        _, _, findings = check(path, model)
+        print("FINDINGS " + json.dumps(sorted({f.code for f in findings})))
+    elif scenario.startswith("fsdp"):
+        from torch.distributed.fsdp import fully_shard
+
+        model = Decoder()
+        if scenario == "fsdp-shard-then-compile":
+            for block in model.layers:
+                fully_shard(block)
+            fully_shard(model)
+        binding = enforce_or_exit(model, path)
+        if scenario == "fsdp-compile-then-shard":
+            for block in model.layers:
+                fully_shard(block)
+            fully_shard(model)
+        train(model, binding, 3, lambda i: torch.randint(0, 64, (2, 16)))
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))
+
+
+def build_from_env() -> nn.Module:
+    """The demo model, or its hazard variant on the rank `HAZARD_RANK` names (for the CLI run by every rank)."""
+    from contract.demo import build_hazard_model, build_model
+
+    return build_hazard_model() if os.environ.get("HAZARD_RANK") == os.environ.get("RANK") else build_model()

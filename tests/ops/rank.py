@@ -1,6 +1,9 @@
-"""One rank of the end-to-end job: check + apply a contract, start the monitor, compile on command, serve metrics.
+"""One rank of the end-to-end job: join the job (gloo), check + apply a contract (the ranks' one verdict), start the
+monitor, train on command (an all-reduce every step, as a real job), serve metrics.
 
-Run as `python -m tests.ops.rank CONTRACT STATE_DIR {steady,breach}` with RANK/LOCAL_RANK/WORLD_SIZE set. Protocol
+Run as `python -m tests.ops.rank CONTRACT STATE_DIR {steady,breach}` with MASTER_ADDR/MASTER_PORT/RANK/LOCAL_RANK/
+WORLD_SIZE set. Both ranks run the same steps in lockstep; the `breach` rank's batch size changes after warm-up
+(`dynamic = false`: a recompile per step) while the `steady` rank's does not. Protocol
 (files in STATE_DIR, written atomically): `rank<R>.ready` {port} once the monitor serves (every series at 0, nothing
 compiled yet); the rank then waits for `go` to exist, compiles, writes `rank<R>.done` {snapshot}, and keeps serving
 until `stop` exists or its lifetime ends.
@@ -8,6 +11,7 @@ until `stop` exists or its lifetime ends.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import sys
@@ -15,6 +19,7 @@ import time
 from pathlib import Path
 
 import torch
+import torch.distributed as dist
 from torch import nn
 
 import monitor
@@ -55,10 +60,11 @@ def wait_file(path: Path, deadline: float) -> bool:
 def main(contract: str, state: Path, mode: str) -> int:
     deadline = time.monotonic() + LIFETIME_S
     rank = os.environ["RANK"]
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=LIFETIME_S))
     model = Model()
     _, binding, findings = check(contract, model)
-    if binding is None:
-        print(f"rank {rank}: contract did not bind: {[f.message for f in findings]}", file=sys.stderr)
+    if binding is None or any(f.severity == "error" for f in findings):
+        print(f"rank {rank}: contract refused or did not bind: {[f.message for f in findings]}", file=sys.stderr)
         return 2
     apply(binding)
     with monitor.start(binding) as mon:
@@ -67,11 +73,10 @@ def main(contract: str, state: Path, mode: str) -> int:
             return 3
         with torch.no_grad():
             for _ in range(3):  # warm-up: one compile per region, then cache hits
-                model(torch.randn(4, 8))
+                dist.all_reduce(model(torch.randn(4, 8)))
             mon.mark_warm()
-            if mode == "breach":  # dynamic = false: every new batch size is a recompile of `encoder`
-                for batch in (5, 6, 7):
-                    model(torch.randn(batch, 8))
+            for batch in (5, 6, 7):  # dynamic = false: on the breach rank, each new batch size recompiles `encoder`
+                dist.all_reduce(model(torch.randn(batch if mode == "breach" else 4, 8)))
         write(state / f"rank{rank}.done", {"snapshot": mon.snapshot()})
         wait_file(state / "stop", deadline)
     return 0

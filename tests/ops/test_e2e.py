@@ -1,8 +1,9 @@
-"""End to end with real parts: two monitored ranks (subprocesses, real torch.compile) -> real Prometheus with the
-repo's rules -> real Alertmanager with the repo's routing -> loopback webhook; and the dashboard's queries.
+"""End to end with real parts: a real 2-rank job (gloo, an all-reduce every step, real torch.compile, the ranks'
+one startup verdict) -> real Prometheus with the repo's rules -> real Alertmanager with the repo's routing ->
+loopback webhook; and the dashboard's queries.
 
 Rank 0 compiles each region once; rank 1 then calls `encoder` with three new batch sizes under `dynamic = false`
-after `mark_warm()`, breaching its recompile budget of 0. The scenario runs once per module; each test asserts one
+after `mark_warm()`, breaching its recompile budget of 0, while rank 0 runs the same steps without recompiling. The scenario runs once per module; each test asserts one
 behaviour on it. Alert `for` durations are cut to 1 s (production values are minutes); everything else is as shipped.
 """
 
@@ -82,7 +83,7 @@ def _need_binaries() -> None:
 
 
 def _start_ranks(workdir: Path, state: Path) -> tuple[list[subprocess.Popen], dict[int, Path], list[str]]:
-    base = free_port(2)
+    base, master = free_port(2), free_port(1)
     contract = workdir / "contract.toml"
     contract.write_text(CONTRACT.format(port=base))
     procs, logs = [], {}
@@ -92,6 +93,8 @@ def _start_ranks(workdir: Path, state: Path) -> tuple[list[subprocess.Popen], di
             "RANK": str(rank),
             "LOCAL_RANK": str(rank),
             "WORLD_SIZE": "2",
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(master),
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         }
         logs[rank] = workdir / f"rank{rank}.log"

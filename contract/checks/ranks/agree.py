@@ -24,7 +24,11 @@ SHOWN_VALUES = 3
 """Distinct values a message names before `and N more`."""
 
 _BY_KIND: dict[str, tuple[Rule, str]] = {
-    "contract": (CONTRACT_DIFFERS, "ship one contract file to every rank"),
+    "contract": (
+        CONTRACT_DIFFERS,
+        "ship one contract file to every rank; pipeline stages with their own contracts pass their stage's group "
+        "(enforce(..., group=dp_group))",
+    ),
     "region": (
         REGION_DIFFERS,
         "make the region's settings the same on every rank (one contract, no rank-dependent settings)",

@@ -49,7 +49,9 @@ ranks 4-7: contract.sha256: CC802 ranks 0-3 loaded 3f2a...; ranks 4-7 loaded 9b1
 ```
 
 ## Fix
-Ship one contract file to every node (the same path in the job's image or shared filesystem).
+Ship one contract file to every node (the same path in the job's image or shared filesystem). With pipeline
+parallelism, where each stage compiles its own part of the model under its own contract, give `enforce` the group
+of the ranks that run the same stage (its data-parallel group): `contract.enforce(stage, path, group=dp_group)`.
 """,
 )
 

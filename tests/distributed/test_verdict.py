@@ -95,3 +95,10 @@ def test_under_torchrun_a_refusal_on_one_rank_ends_the_job_with_both_ranks_print
     assert rc == 1, (out[-800:], err[-800:])
     for rank in (0, 1):
         assert "CC301" in rank_lines(out, rank) and "REFUSED" in rank_lines(out, rank), rank_lines(out, rank)[-500:]
+
+
+def test_pipeline_stages_with_their_own_contracts_agree_within_their_stage_group(tmp_path):
+    contract_file(tmp_path, "c-stage0.toml")
+    contract_file(tmp_path, "c-stage1.toml", extra="recompile_budget = 2\n")
+    runs = run_plain(["-m", "tests.distributed.worker", "stages", str(tmp_path / "c.toml")], 4, timeout=JOB_TIMEOUT_S)
+    assert [r.returncode for r in runs] == [0, 0, 0, 0], [(r.stdout[-500:], r.stderr[-800:]) for r in runs]

@@ -79,10 +79,10 @@ class Events:
     info = warning = error = debug = _keep
 
 
-def enforce_or_exit(model: nn.Module, path: str):
+def enforce_or_exit(model: nn.Module, path: str, group=None):
     print(f"ENFORCE_AT {time.time()}", flush=True)
     try:
-        binding = contract.enforce(model, path)
+        binding = contract.enforce(model, path, group=group)
     except contract.ContractViolation as exc:
         print("REFUSED")
         print(exc)
@@ -115,6 +115,12 @@ def main(scenario: str, path: str) -> int:
         from contract.demo import build_hazard_model, build_model
 
         enforce_or_exit(build_hazard_model() if os.environ.get("HAZARD") == "1" else build_model(), path)
+    elif scenario == "stages":  # pipeline-style: ranks 0-1 and 2-3 are two stages with their own contracts
+        from contract.demo import build_model
+
+        groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]  # every rank creates every group, in order
+        stage = dist.get_rank() // 2
+        enforce_or_exit(build_model(), path.replace(".toml", f"-stage{stage}.toml"), group=groups[stage])
     elif scenario == "ddp":
         inner = MLP()
         model = nn.parallel.DistributedDataParallel(inner, bucket_cap_mb=1)

@@ -10,7 +10,7 @@ Dynamo gives (full paths).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contract.checks.probe.rules import (
     COMPILE_FAILED,
@@ -21,9 +21,11 @@ from contract.checks.probe.rules import (
     PROBE_FAILED,
     RECOMPILES,
 )
-from contract.checks.probe.run import Event, ProbeResult
 from contract.findings import Finding
 from monitor.reasons import SIZE_GUARD, brief
+
+if TYPE_CHECKING:  # run imports torch; `doctor` imports this module without it
+    from contract.checks.probe.run import Event, ProbeResult
 
 
 def check(ctx: Any) -> list[Finding]:

@@ -24,15 +24,18 @@ def aug_form(node: ast.AugAssign) -> str:
         return "step"
     if isinstance(node.op, ast.BitXor) and isinstance(node.value, ast.Constant) and node.value.value:
         return "step"
-    return "selfref"
+    return "settle" if isinstance(node.op, (ast.BitOr, ast.BitAnd)) else "selfref"
 
 
 def form_of(value: ast.expr, target: ast.expr) -> str:
-    """How an assignment rewrites its target: `step` changes it every call (`x = x + 1`, `x = not x`), `selfref` reads
-    it and may settle (`max(x, n)`, `x or d`, `Mode(x)`), `assign` does not read it."""
+    """How an assignment rewrites its target: `step` changes it every call (`x = x + 1`, `x = not x`), `settle`
+    normalises or bounds it and stops changing (`max(x, n)`, `x or d`, `Mode(x)`), `selfref` reads it otherwise,
+    `assign` does not read it."""
     text = ast.unparse(target)
     if not reads_same(value, target):
         return "assign"
+    if settles(value, text):
+        return "settle"
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not) and ast.unparse(value.operand) == text:
         return "step"
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.BitXor)):
@@ -48,6 +51,28 @@ def form_of(value: ast.expr, target: ast.expr) -> str:
         ):
             return "step"
     return "selfref"
+
+
+def settles(value: ast.expr, text: str) -> bool:
+    """`max(x, n)`/`min(x, n)` (a high-water mark), `x or d`/`x and d` (a default kept), `Mode(x)`/`int(x)` (a
+    conversion of itself), `x if x is not None else d`: the value stops changing once it holds what they produce."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("max", "min"):
+        return any(ast.unparse(a) == text for a in value.args)
+    if isinstance(value, ast.BoolOp):
+        return ast.unparse(value.values[0]) == text
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        return ast.unparse(value.args[0]) == text and _type_name(value.func)
+    return (
+        isinstance(value, ast.IfExp)
+        and ast.unparse(value.test) in (f"{text} is None", f"{text} is not None")
+        and text in (ast.unparse(value.body), ast.unparse(value.orelse))
+    )
+
+
+def _type_name(func: ast.expr) -> bool:
+    """A call that converts rather than computes: a builtin type or a class (capitalised by convention)."""
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in ("int", "str", "bool", "float") or name[:1].isupper()
 
 
 def literal(node: ast.expr) -> Any:
@@ -71,21 +96,28 @@ def reads_same(value: ast.expr, target: ast.expr) -> bool:
     )
 
 
-def classify_writes(state: ScanState) -> list[Hazard]:
-    """Decide, with the real current values, which writes on the hot path are hazards; dormant ones are warnings
-    unless the hot path itself may change their guard."""
+def classify_writes(state: ScanState, step_keys: frozenset[tuple[int, str]] = frozenset()) -> list[Hazard]:
+    """Decide, with the real current values, which writes on the hot path are hazards. A write behind a dormant guard
+    counts only when something flips that guard: the hot path itself (then it is certain) or the step (a warning)."""
     hot = {w.key for w in state.writes if w.guard is None and not keeps_value(w)}
     out = []
     for w in state.writes:
         hazard = write_hazard(w, state.reads)
         if hazard is not None and w.guard is not None and not w.guard.keys & hot:
+            if w.guard.keys and not w.guard.keys & step_keys:
+                continue  # nothing turns the guard on: the code never runs compiled
             hazard = replace(hazard, certain=False, guard=", ".join(w.guard.guards))
         if hazard is not None:
             out.append(hazard)
     return out
 
 
-def write_hazard(w: Write, reads: set[tuple[int, str]]) -> Hazard | None:
+def written_keys(state: ScanState) -> frozenset[tuple[int, str]]:
+    """State the hot path rewrites (to a value it may not hold now)."""
+    return frozenset(w.key for w in state.writes if w.guard is None and not keeps_value(w))
+
+
+def write_hazard(w: Write, reads: dict[tuple[int, str], Any]) -> Hazard | None:
     """The hazard one write is: a certain counter/toggle (`step`), assigned or self-referencing state, a float."""
     value, read = w.value, w.key in reads or w.form != "assign"
     if isinstance(value, (torch.Tensor, nn.Module)) or not read or callable(value) and not is_scalar(value):
@@ -95,12 +127,14 @@ def write_hazard(w: Write, reads: set[tuple[int, str]]) -> Hazard | None:
         if value is not MISSING
         else f"{w.what} (not set before the first call)"
     )
-    if isinstance(value, (list, dict)):
+    if isinstance(value, (list, dict, set)):
         return (
             Hazard(kind="container", what=shown, certain=False, where=w.where, region=w.region)
             if w.form != "assign"
             else None
         )
+    if w.form == "settle":
+        return None
     if isinstance(value, float) or dropout_p(w):
         return Hazard(kind="float", what=shown, where=w.where, region=w.region)
     if is_scalar(value) and w.form == "step":
@@ -137,10 +171,12 @@ def dropout_p(w: Write) -> bool:
 
 
 def per_instance(state: ScanState, binding: Any) -> list[Hazard]:
-    """A Python int/str read on `self` that differs between more instances of one region than Dynamo can cache."""
+    """A Python int/str read on `self` that differs between more instances of one region than Dynamo can cache.
+    Values read inside one target (a model compiled whole) are constants of its one graph: only the distinct sets of
+    values across the region's targets count."""
     out = []
-    for (region, where, what), values in state.scalar_reads.items():
-        distinct = {v for _, v in values}
+    for (region, where, what), by_target in state.scalar_reads.items():
+        distinct = {frozenset(values) for values in by_target.values()}
         limit = binding.regions[region].region.recompile_limit or default_recompile_limit()
         if len(distinct) > limit:
             out.append(

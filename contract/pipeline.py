@@ -87,11 +87,29 @@ def run_checks(ctx: CheckContext, checks: Iterable[Check] = CHECKS) -> list[Find
     return out
 
 
-def enforce(model: Any, path: str | Path, *, step: Callable | None = None, strict: bool = False) -> Binding:
-    """The engine's startup gate: check, then apply in place; raises ContractViolation on any error."""
-    from contract.binding.apply import apply
+def enforce(model: Any, path: str | Path, *, step: Callable | str | None = None, strict: bool = False) -> Binding:
+    """The engine's startup gate: check, then apply in place; raises ContractViolation on any error.
 
-    _, binding, findings = check(path, model, step=step, strict=strict)
+    `model` is the module, or None to build it from `[contract] model` (then `[contract] step` is used too, as the
+    CLI does); `step` may be a callable or a `"pkg.module:attr"` reference. A reference that fails, or a model that
+    is not an `nn.Module`, is a CC010 finding in the violation, with every other finding of the document."""
+    from contract.binding.apply import apply
+    from contract.document.refs import check_model, load_refs
+
+    contract, findings = load(path)
+    if contract is None:
+        raise ContractViolation(finalize(findings, None, strict=strict), path)
+    meta = contract.meta
+    model_ref = (meta.model if meta else None) if model is None else None
+    step_ref = step if isinstance(step, str) else (meta.step if meta and model is None and step is None else None)
+    built, resolved, unbuilt = load_refs(model_ref, step_ref)
+    model = built if model is None else model
+    step_fn = resolved if step_ref else None if isinstance(step, str) else step
+    unbuilt += check_model(model) if model is not None or not model_ref else []
+    bad_model = any(f.location == "contract.model" for f in unbuilt)
+    _, binding, findings = check_loaded(
+        contract, [*findings, *unbuilt], None if bad_model else model, step=step_fn, strict=strict
+    )
     if binding is None or has_errors(findings):
         raise ContractViolation(findings, path)
     return apply(binding)

@@ -5,6 +5,7 @@ recorded."""
 from __future__ import annotations
 
 import ast
+import collections
 import inspect
 import os
 import types
@@ -59,8 +60,14 @@ MUTATORS: dict[type, frozenset[str]] = {
     list: frozenset({"append", "extend", "insert", "pop", "remove", "clear"}),
     dict: frozenset({"update", "setdefault", "pop", "popitem", "clear"}),
     set: frozenset({"add", "update", "discard", "remove", "pop", "clear"}),
+    collections.deque: frozenset({"append", "appendleft", "extend", "extendleft", "pop", "popleft", "clear"}),
 }
-"""Methods that change a list's length, a dict's keys or a set's members, which Dynamo guards on."""
+"""Methods that change a list's (deque's) length, a dict's keys or a set's members, which Dynamo guards on."""
+
+
+def mutators(container: Any) -> frozenset[str]:
+    """The mutating methods of a container, subclasses included (`collections.Counter.update`)."""
+    return next((names for cls, names in MUTATORS.items() if isinstance(container, cls)), frozenset())
 
 
 _BREAK_CALLS: dict[int, str] = {}
@@ -135,27 +142,43 @@ def on_call(w: Walk, node: ast.Call) -> None:
         and isinstance(node.args[1].value, str)
     ):
         return setattr_write(w, node)
-    if isinstance(func, ast.Attribute) and func.attr in MUTATORS.get(type(resolve(w.env, func.value)), frozenset()):
+    if isinstance(func, ast.Attribute) and func.attr in mutators(resolve(w.env, func.value)):
         mutate(w, func.value, node)
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "get"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(resolve(w.env, func.value), dict)
+    ):
+        w.note_read((id(resolve(w.env, func.value)), repr(node.args[0].value)), node)
     follow_call(w, node, func, callee)
 
 
 def call_args(env: Env, node: ast.Call, skip: int = 0) -> CallArgs:
-    """What a call passes: each argument's real object (constants included) and taint; `*x`/`**x` spread theirs."""
+    """What a call passes: each argument's real object (constants included) and taint (a known object is the same
+    every call: no taint); `*x`/`**x` spread theirs."""
     positional: list[tuple[Any, str]] = []
     rest = ""
     for arg in node.args[skip:]:
         if isinstance(arg, ast.Starred):
-            rest = stronger(rest, taint_of(env, arg.value) or "some")
+            rest = stronger(rest, _spread_taint(env, arg.value))
             break
-        positional.append((argument(env, arg), taint_of(env, arg)))
+        value = argument(env, arg)
+        positional.append((value, "" if value is not MISSING else taint_of(env, arg)))
     keywords = []
     for kw in node.keywords:
         if kw.arg is None:
-            rest = stronger(rest, taint_of(env, kw.value) or "some")
+            rest = stronger(rest, _spread_taint(env, kw.value))
         else:
-            keywords.append((kw.arg, argument(env, kw.value), taint_of(env, kw.value)))
+            value = argument(env, kw.value)
+            keywords.append((kw.arg, value, "" if value is not MISSING else taint_of(env, kw.value)))
     return CallArgs(positional=tuple(positional), keywords=tuple(keywords), rest=rest)
+
+
+def _spread_taint(env: Env, node: ast.expr) -> str:
+    """What `*x`/`**x` passes on: its own taint; an unknown expression that is not a plain name may hold anything."""
+    return taint_of(env, node) if isinstance(node, ast.Name) else taint_of(env, node) or "some"
 
 
 def argument(env: Env, node: ast.expr) -> Any:

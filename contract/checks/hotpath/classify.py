@@ -4,6 +4,7 @@ writes on the hot path, with the real current values, make Dynamo recompile."""
 from __future__ import annotations
 
 import ast
+import collections
 from dataclasses import replace
 from typing import Any
 
@@ -39,7 +40,8 @@ def form_of(value: ast.expr, target: ast.expr) -> str:
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not) and ast.unparse(value.operand) == text:
         return "step"
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.BitXor)):
-        left, right = ast.unparse(value.left), ast.unparse(value.right)
+        left = as_item(value.left) or ast.unparse(value.left)
+        right = as_item(value.right) or ast.unparse(value.right)
         other = (
             value.right if left == text else value.left if right == text and not isinstance(value.op, ast.Sub) else None
         )
@@ -86,22 +88,40 @@ def is_zero(node: ast.expr) -> bool:
 
 
 def reads_same(value: ast.expr, target: ast.expr) -> bool:
-    """Whether the assigned expression reads the target it is assigned to (`x.n = x.n + 1`, `f = not f`)."""
+    """Whether the assigned expression reads the target it is assigned to (`x.n = x.n + 1`, `f = not f`,
+    `d[k] = d.get(k, 0) + 1`)."""
     text = ast.unparse(target)
     return any(
         isinstance(n, (ast.Attribute, ast.Name, ast.Subscript))
         and isinstance(getattr(n, "ctx", None), ast.Load)
         and ast.unparse(n) == text
+        or as_item(n) == text
         for n in ast.walk(value)
     )
+
+
+def as_item(node: ast.AST) -> str:
+    """`d.get(k, ...)` read as the item `d[k]` (its text), else ""."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ):
+        return ast.unparse(ast.Subscript(value=node.func.value, slice=node.args[0], ctx=ast.Load()))
+    return ""
 
 
 def classify_writes(state: ScanState, step_keys: frozenset[tuple[int, str]] = frozenset()) -> list[Hazard]:
     """Decide, with the real current values, which writes on the hot path are hazards. A write behind a dormant guard
     counts only when something flips that guard: the hot path itself (then it is certain) or the step (a warning)."""
     hot = {w.key for w in state.writes if w.guard is None and not keeps_value(w)}
+    temporary = restored_keys(state)
     out = []
     for w in state.writes:
+        if w.key in temporary or w.form in ("once", "restore"):
+            continue
         hazard = write_hazard(w, state.reads)
         if hazard is not None and w.guard is not None and not w.guard.keys & hot:
             if w.guard.keys and not w.guard.keys & step_keys:
@@ -112,9 +132,29 @@ def classify_writes(state: ScanState, step_keys: frozenset[tuple[int, str]] = fr
     return out
 
 
+def restored_keys(state: ScanState) -> set[tuple[int, str]]:
+    """State the hot path sets for the duration of a call and puts back: written back from a saved copy (`old =
+    self.x; ...; self.x = old`, `del self.x`), or set and reset with constants that include its current value
+    (`self.compiling = True` ... `self.compiling = False`). Dynamo sees the same value at every call's entry."""
+    keys = {w.key for w in state.writes if w.form == "restore"}
+    literals: dict[tuple[int, str], list[Write]] = {}
+    for w in state.writes:
+        literals.setdefault(w.key, []).append(w)
+    for key, writes in literals.items():
+        values = {repr(w.literal) for w in writes if w.literal is not MISSING}
+        if len(values) > 1 and all(w.literal is not MISSING for w in writes) and repr(writes[0].value) in values:
+            keys.add(key)
+    return keys
+
+
 def written_keys(state: ScanState) -> frozenset[tuple[int, str]]:
     """State the hot path rewrites (to a value it may not hold now)."""
-    return frozenset(w.key for w in state.writes if w.guard is None and not keeps_value(w))
+    temporary = restored_keys(state)
+    return frozenset(
+        w.key
+        for w in state.writes
+        if w.guard is None and not keeps_value(w) and w.key not in temporary and w.form not in ("once", "restore")
+    )
 
 
 def write_hazard(w: Write, reads: dict[tuple[int, str], Any]) -> Hazard | None:
@@ -127,7 +167,7 @@ def write_hazard(w: Write, reads: dict[tuple[int, str], Any]) -> Hazard | None:
         if value is not MISSING
         else f"{w.what} (not set before the first call)"
     )
-    if isinstance(value, (list, dict, set)):
+    if isinstance(value, (list, dict, set, collections.deque)):
         return (
             Hazard(kind="container", what=shown, certain=False, where=w.where, region=w.region)
             if w.form != "assign"

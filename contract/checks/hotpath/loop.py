@@ -55,9 +55,24 @@ class LoopWalker(Walker):
         """Reads in eager code do not guard."""
 
     def _block(self, stmts: list[ast.stmt]) -> None:
-        """Every statement runs (the step is eager: `is_compiling()` and dormant state do not apply)."""
-        for stmt in stmts:
+        """Every statement runs (the step is eager: `is_compiling()` and dormant state do not apply), except that code
+        after `if self.done: return` which sets `self.done` is one-time initialisation (see `_once`)."""
+        for i, stmt in enumerate(stmts):
             self.visit(stmt)
+            keys = self._once_keys(stmt)
+            if keys and isinstance(stmt, ast.If) and change(self.env, stmt.test) is None:
+                self._once(keys, stmts[i + 1 :])
+                return
+
+    def _once(self, keys: frozenset[tuple[int, str]], rest: list[ast.stmt]) -> None:
+        """Lazy initialisation on the first call (transformers installs its output hooks so): the hooks it registers
+        are in place before anything the same call compiles, and its flag is set once."""
+        start_w, start_h = len(self.state.loop_writes), len(self.state.hazards)
+        self._block(rest)
+        if any(w.key in keys for w in self.state.loop_writes[start_w:]):
+            self.state.hazards[start_h:] = [h for h in self.state.hazards[start_h:] if h.kind != "late-hook"]
+            for w in self.state.loop_writes[start_w:]:
+                w.changing = w.changing and w.key not in keys
 
     def visit_If(self, node: ast.If) -> None:
         """Both branches may run; writes under a changing test (`if i == 2:`) change between calls."""

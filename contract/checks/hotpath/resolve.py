@@ -153,6 +153,8 @@ class Env:
             value, taint = passed.get(name, (MISSING, call.rest))
             if name in passed:
                 self.defaults.pop(name, None)
+            elif not call.rest and type(self.defaults.get(name, MISSING)) in (int, str, bool, type(None)):
+                value = self.defaults[name]  # not passed by a call the scan sees whole: the default it runs with
             if value is not MISSING and name not in rebound:
                 self.args[name] = value
             if taint:
@@ -298,16 +300,55 @@ def resolve(env: Env, node: ast.expr) -> Any:
     if isinstance(node, ast.Call) and is_type_of_self(node) and isinstance(node.args[0], ast.Name):
         base = env.root(node.args[0].id)
         return type(base) if base is not MISSING else MISSING
+    if isinstance(node, ast.Subscript):
+        return item(resolve(env, node.value), static_key(env, node.slice))
     parsed = chain(node)
+    if parsed is None and isinstance(node, ast.Attribute):
+        base = resolve(env, node.value)  # `model.layers[0].flag`
+        return base if base is MISSING or isinstance(base, Prop) else static_get(base, node.attr)
     if parsed is None:
         return MISSING
     root, attrs = parsed
-    obj = env.root(root) if root != "__class__" else resolve(env, node)
+    inner = node
+    while isinstance(inner, ast.Attribute):
+        inner = inner.value
+    obj = env.root(root) if root != "__class__" else resolve(env, inner)
     for a in attrs:
         obj = static_get(obj, a)
         if isinstance(obj, Prop) or obj is MISSING:
             return obj
     return obj
+
+
+def item(container: Any, key: Any) -> Any:
+    """`container[key]` for a module container, list, tuple or dict and a key known before the call; else MISSING."""
+    if key is MISSING or container is MISSING:
+        return MISSING
+    try:
+        if isinstance(container, (nn.ModuleList, nn.Sequential)) and type(key) is int:
+            return list(container.children())[key]
+        if isinstance(container, (nn.ModuleDict, dict)):
+            return container[key] if key in container else MISSING
+        if isinstance(container, (list, tuple)) and type(key) is int:
+            return container[key]
+    except (IndexError, KeyError, TypeError):
+        return MISSING
+    return MISSING
+
+
+def class_holding(obj: Any, name: str) -> type | None:
+    """The class an instance's attribute is read from when the instance does not hold it itself."""
+    if isinstance(obj, (type, types.ModuleType)) or name in (getattr(obj, "__dict__", None) or {}):
+        return None
+    if isinstance(obj, nn.Module) and any(name in _torch.module_slot(obj, s) for s in _torch.MODULE_SLOTS):
+        return None
+    return next((k for k in type(obj).__mro__ if name in vars(k)), None)
+
+
+def slot_of(parent: Any) -> Any:
+    """The namespace a name lives in: a module's globals dict for a module object (a write to `mod.X` and a read of
+    the global `X` inside `mod` are the same state)."""
+    return vars(parent) if isinstance(parent, types.ModuleType) else parent
 
 
 def parent_and_name(env: Env, target: ast.expr) -> tuple[Any, str, str] | None:
@@ -316,7 +357,7 @@ def parent_and_name(env: Env, target: ast.expr) -> tuple[Any, str, str] | None:
         parent = resolve(env, target.value)
         if parent is MISSING or isinstance(parent, Prop):
             return None
-        return parent, target.attr, f"{type_name(parent)}.{target.attr}"
+        return slot_of(parent), target.attr, f"{type_name(parent)}.{target.attr}"
     if isinstance(target, ast.Subscript):
         parent = resolve(env, target.value)
         if not isinstance(parent, (dict, list)):

@@ -17,8 +17,9 @@ from torch import nn
 from contract import _torch
 from contract.checks.hotpath import calls
 from contract.checks.hotpath.classify import aug_form, form_of, literal
-from contract.checks.hotpath.conditions import cond, exits, tensor_valued, tested_values, walk_expr
-from contract.checks.hotpath.flow import stronger, taint_of
+from contract.checks.hotpath.conditions import cond, tensor_valued, tested_values, walk_expr
+from contract.checks.hotpath.flow import taint_of
+from contract.checks.hotpath.locals import Locals, single_assignments
 from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Prop, ScanState, Source, Write
 from contract.checks.hotpath.resolve import (
     CONTENTS,
@@ -27,10 +28,10 @@ from contract.checks.hotpath.resolve import (
     Env,
     cell_value,
     chain,
-    iter_values,
-    pair_values,
+    class_holding,
     parent_and_name,
     resolve,
+    slot_of,
     source_of,
     static_get,
     static_key,
@@ -136,7 +137,7 @@ def visit_hook(state: ScanState, hook: Any, module: nn.Module, region: str, walk
     visit_callable(state, hook, None, region, 1, call=call, walker=walker)
 
 
-class Walker(ast.NodeVisitor):
+class Walker(Locals, ast.NodeVisitor):
     """Walks one function's body once for one (function, instance) visit, emitting hazards and further visits."""
 
     MODE = "hot"
@@ -154,6 +155,10 @@ class Walker(ast.NodeVisitor):
         """Functions defined in this body, visited where they are called."""
         self.items: dict[str, list[Any]] = {}
         """Loop variables bound to the real objects the loop runs over (`for layer in self.layers:`)."""
+        self.saved: dict[str, str] = {}
+        """Locals holding a state's value read earlier (`old = self.config.x`): writing it back restores the state."""
+        self.once_assigned = single_assignments(src.node)
+        """Locals assigned exactly once in this function: one that gets a constant is bound to it (`_constant`)."""
 
     def run(self) -> None:
         """Walk the function's body (a lambda's expression as one statement)."""
@@ -220,24 +225,21 @@ class Walker(ast.NodeVisitor):
                 self.visit(value)
 
     def _block(self, stmts: list[ast.stmt]) -> None:
-        """Visit statements in order; after `if is_compiling(): return`, the rest runs only eagerly."""
+        """Visit statements in order; after `if is_compiling(): return`, the rest runs only eagerly; after
+        `if self.done: return`, the rest is one-time initialisation when it sets `self.done` (see `_once`)."""
         for i, stmt in enumerate(stmts):
             self.visit(stmt)
             exit_cond = self._exit_cond(stmt)
             if exit_cond is None:
+                keys = self._once_keys(stmt)
+                if keys:
+                    self._once(keys, stmts[i + 1 :])
+                    return
                 continue
             if not exit_cond.eager:
                 with self._dormant(exit_cond):
                     self._block(stmts[i + 1 :])
             return
-
-    def _exit_cond(self, stmt: ast.stmt) -> Cond | None:
-        """The condition under which an `if` leaves the block when compiled (return/raise/continue/break)."""
-        if not isinstance(stmt, ast.If):
-            return None
-        cond = self._cond(stmt.test)
-        taken = stmt.body if cond.value else stmt.orelse
-        return cond if cond.value is not None and exits(taken) else None
 
     @contextmanager
     def _dormant(self, cond: Cond) -> Iterator[None]:
@@ -306,37 +308,6 @@ class Walker(ast.NodeVisitor):
                 self._test(arg)
         self.generic_visit(node)
 
-    def _bind_loop(self, target: ast.expr, it: ast.expr) -> None:
-        """Bind loop variables to the real elements (writes through them reach each one) and carry the iterable's
-        taint (a loop over a constant tuple gives constant names)."""
-        level = taint_of(self.env, it)
-        names = [t.id for t in ast.walk(target) if isinstance(t, ast.Name)]
-        for name in names:
-            self.items.pop(name, None)
-            if level:
-                self.env.taint[name] = stronger(self.env.taint.get(name, ""), level)
-        if isinstance(target, ast.Name):
-            values = iter_values(self.env, it)
-            if values is not None:
-                self.items[target.id] = values
-        elif isinstance(target, ast.Tuple) and len(target.elts) == 2:
-            pairs = pair_values(self.env, it)
-            for i, elt in enumerate(target.elts):
-                if pairs is not None and isinstance(elt, ast.Name):
-                    self.items[elt.id] = [p[i] for p in pairs]
-
-    @contextmanager
-    def each(self, name: str) -> Iterator[list[Any]]:
-        """Bind a loop variable to each of its elements in turn (restored afterwards)."""
-        saved = self.env.args.get(name, MISSING)
-        try:
-            yield self.items.get(name, [])
-        finally:
-            if saved is MISSING:
-                self.env.args.pop(name, None)
-            else:
-                self.env.args[name] = saved
-
     # --------------------------------------------------------------------------------------------- writes
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -346,7 +317,10 @@ class Walker(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
-            self.record_write(target, form_of(node.value, target), node, literal(node.value), node.value)
+            form = "restore" if self._restores(target, node.value) else form_of(node.value, target)
+            self.record_write(target, form, node, literal(node.value), node.value)
+            self._save(target, node.value)
+            self._constant(target, node.value)
             self._flag(target, node.value)
             self._taint(target, node.value)
         self.visit(node.value)
@@ -361,6 +335,13 @@ class Walker(ast.NodeVisitor):
             self._taint(node.target, node.value)
             self.visit(node.value)
 
+    def visit_Delete(self, node: ast.Delete) -> None:
+        """`del self.config.x` after setting it for the call: the state is back to what it was (a restore)."""
+        for target in node.targets:
+            if isinstance(target, ast.Attribute):
+                self.record_write(target, "restore", node)
+        self.generic_visit(node)
+
     def _flag(self, target: ast.expr, value: ast.expr) -> None:
         """Remember a local that holds a compile check (`eager = not is_compiling()`); forget it when rebound."""
         if isinstance(target, ast.Name):
@@ -369,14 +350,6 @@ class Walker(ast.NodeVisitor):
                 self.flags[target.id] = cond
             else:
                 self.flags.pop(target.id, None)
-
-    def _taint(self, target: ast.expr, value: ast.expr) -> None:
-        """A local assigned from a changing value changes too (taint only grows: the walk is not flow-sensitive)."""
-        level = taint_of(self.env, value)
-        for name in (t.id for t in ast.walk(target) if isinstance(t, ast.Name)):
-            self.items.pop(name, None)
-            if level:
-                self.env.taint[name] = stronger(self.env.taint.get(name, ""), level)
 
     # ---------------------------------------------------------------------------------------------- reads
 
@@ -424,7 +397,10 @@ class Walker(ast.NodeVisitor):
         parent = resolve(self.env, node.value)
         if parent is MISSING or isinstance(parent, Prop):
             return
-        self.note_read((id(parent), node.attr), node)
+        self.note_read((id(slot_of(parent)), node.attr), node)
+        holder = class_holding(parent, node.attr)
+        if holder is not None:  # a class attribute read through an instance: `M.scale = i` changes it too
+            self.note_read((id(holder), node.attr), node)
         value = static_get(parent, node.attr)
         if isinstance(value, Prop):
             self.enter(value.prop.fget, parent)
@@ -461,7 +437,8 @@ class Walker(ast.NodeVisitor):
             isinstance(target, ast.Subscript)
             and isinstance(target.value, ast.Name)
             and self.env.is_default(target.value.id)
-        ):
+            and value_at(parent, key) is MISSING
+        ):  # a new key in a mutable default: it grows across calls
             self.emit_write(parent, CONTENTS, f"default argument {target.value.id}", "mutate", node)
         self.emit_write(parent, key, what, form, node, literal, value)
 

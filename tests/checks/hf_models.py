@@ -9,17 +9,16 @@ VOCAB = 128
 
 
 def _small(**extra):
-    base = dict(
-        vocab_size=VOCAB,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-    )
-    base.update(extra)
-    return base
+    return {
+        "vocab_size": VOCAB,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 64,
+        **extra,
+    }
 
 
 def _build(cls_name: str, config_name: str, **config):

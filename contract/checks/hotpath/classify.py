@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import functools
 from dataclasses import replace
 from typing import Any
 
@@ -19,6 +20,7 @@ from contract.checks.hotpath.model import MISSING, Hazard, ScanState, Write
 SHOWN = {int: "int", bool: "bool", str: "str", float: "float", type(None): "None"}
 
 
+@functools.lru_cache(maxsize=8192)
 def aug_form(node: ast.AugAssign) -> str:
     """`+= k`/`-= k` (k not 0) and `^= True` change the value every call; other operators may settle (`*= 1`)."""
     if isinstance(node.op, (ast.Add, ast.Sub)) and not is_zero(node.value):
@@ -28,8 +30,10 @@ def aug_form(node: ast.AugAssign) -> str:
     return "settle" if isinstance(node.op, (ast.BitOr, ast.BitAnd)) else "selfref"
 
 
+@functools.lru_cache(maxsize=8192)
 def form_of(value: ast.expr, target: ast.expr) -> str:
-    """How an assignment rewrites its target: `step` changes it every call (`x = x + 1`, `x = not x`), `settle`
+    """(Cached per parsed node: every instance of a layer walks the same assignments.) How an assignment rewrites its
+    target: `step` changes it every call (`x = x + 1`, `x = not x`), `settle`
     normalises or bounds it and stops changing (`max(x, n)`, `x or d`, `Mode(x)`), `selfref` reads it otherwise,
     `assign` does not read it."""
     text = ast.unparse(target)
@@ -91,13 +95,18 @@ def reads_same(value: ast.expr, target: ast.expr) -> bool:
     """Whether the assigned expression reads the target it is assigned to (`x.n = x.n + 1`, `f = not f`,
     `d[k] = d.get(k, 0) + 1`)."""
     text = ast.unparse(target)
-    return any(
-        isinstance(n, (ast.Attribute, ast.Name, ast.Subscript))
-        and isinstance(getattr(n, "ctx", None), ast.Load)
-        and ast.unparse(n) == text
-        or as_item(n) == text
-        for n in ast.walk(value)
-    )
+    kind = type(target)
+    tail = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else None
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call) and as_item(n) == text:
+            return True
+        if type(n) is not kind or not isinstance(getattr(n, "ctx", None), ast.Load):
+            continue
+        if tail is not None and (n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None)) != tail:
+            continue  # cheap pre-check before unparsing
+        if ast.unparse(n) == text:
+            return True
+    return False
 
 
 def as_item(node: ast.AST) -> str:

@@ -5,6 +5,7 @@ changes between calls), and one-time initialisation behind `if self.done: return
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -135,6 +136,7 @@ class Locals:
                 self.env.taint[name] = stronger(self.env.taint.get(name, ""), level)
 
 
+@functools.lru_cache(maxsize=4096)
 def single_assignments(node: ast.AST) -> frozenset[str]:
     """Names stored exactly once in a function's own scope (not as loop targets or in `with`/`except` clauses)."""
     counts: dict[str, int] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import sys
 import textwrap
@@ -129,14 +130,14 @@ class Env:
     def of(cls, fn: types.FunctionType, owner: Any, node: FunctionNode, call: CallArgs | None = None) -> Env:
         params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
         self_name = params[0] if params and owner is not None else None
-        declared = declared_names(node, ast.Global) | declared_names(node, ast.Nonlocal)
+        declared = set(declared_names(node, ast.Global) | declared_names(node, ast.Nonlocal))
         sig_defaults = dict(zip(params[len(params) - len(fn.__defaults__ or ()) :], fn.__defaults__ or (), strict=True))
         sig_defaults.update(fn.__kwdefaults__ or {})
         env = cls(
             fn=fn,
             owner=owner,
             self_name=self_name,
-            local=bound_names(node) - declared,
+            local=set(bound_names(node) - declared),
             declared=declared,
             defaults=sig_defaults,
         )
@@ -171,8 +172,8 @@ class Env:
             fn=self.fn,
             owner=self.owner,
             self_name=None if self.self_name in own else self.self_name,
-            local=own | (self.local - {self.self_name}) | (nonlocal_ & self.local),
-            declared=declared_names(node, ast.Global) | (nonlocal_ - self.local),
+            local=set(own | (self.local - {self.self_name}) | (nonlocal_ & self.local)),
+            declared=set(declared_names(node, ast.Global) | (nonlocal_ - self.local)),
             defaults={k: v for k, v in self.defaults.items() if k not in own},
             args={k: v for k, v in self.args.items() if k not in own},
             taint={k: v for k, v in self.taint.items() if k not in own},
@@ -212,16 +213,21 @@ class Env:
         return self.fn.__globals__, name
 
 
-def stored_names(node: ast.AST) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def stored_names(node: ast.AST) -> frozenset[str]:
     """Names (re)bound in a function's own scope (a parameter rebound there no longer holds the caller's object)."""
-    return {n.id for n in own_nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    return frozenset(
+        n.id for n in own_nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+    )
 
 
-def declared_names(node: ast.AST, kind: type[ast.Global] | type[ast.Nonlocal]) -> set[str]:
-    """Names a function declares `global` (or `nonlocal`) in its own scope, not in functions defined inside it."""
-    return {
+@functools.lru_cache(maxsize=4096)
+def declared_names(node: ast.AST, kind: type[ast.Global] | type[ast.Nonlocal]) -> frozenset[str]:
+    """Names a function declares `global` (or `nonlocal`) in its own scope, not in functions defined inside it
+    (cached per parsed node: every instance of a layer visits the same function)."""
+    return frozenset(
         n for s in own_nodes(node) if isinstance(s, (ast.Global, ast.Nonlocal)) and isinstance(s, kind) for n in s.names
-    }
+    )
 
 
 def own_nodes(node: ast.AST) -> Iterator[ast.AST]:
@@ -232,17 +238,21 @@ def own_nodes(node: ast.AST) -> Iterator[ast.AST]:
             yield from own_nodes(child)
 
 
-def bound_names(node: Any) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def bound_names(node: Any) -> frozenset[str]:
     """Names a function binds: parameters, assignment targets and the functions/classes it defines."""
     args = node.args
     names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
     names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return names | {
-        n.name
-        for n in ast.walk(node)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node
-    }
+    return frozenset(
+        names
+        | {
+            n.name
+            for n in ast.walk(node)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node
+        }
+    )
 
 
 def static_get(obj: Any, name: str) -> Any:

@@ -82,8 +82,8 @@ _MESSAGES = {
         "compile the parent module once, pass the value as an argument, or raise the region's recompile_limit",
     ),
     "loop": (
-        "{what} is read on the hot path of region {region!r} and the step changes it on every call: Dynamo guards "
-        "on its value and recompiles every step, past the region's recompile budget",
+        "{what} is read on the hot path of region {region!r} and the step changes it between calls, every step: "
+        "Dynamo guards on its value and recompiles for each value, more than the region's recompile budget allows",
         "pass the value as a tensor argument (or keep it in a buffer updated in place), or stop changing it "
         "between compiled calls",
     ),

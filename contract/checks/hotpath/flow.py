@@ -57,8 +57,12 @@ def change(env: Env, node: ast.expr) -> Change | None:
     if isinstance(node, ast.Constant):
         return None
     if isinstance(node, ast.Name):
-        level = env.taint.get(node.id, "")
+        level = env.taint.get(node.id, "") or _advanced(env, node)
         return Change(level == "every") if level else None
+    if isinstance(node, ast.Attribute) and env.changing:
+        level = _advanced(env, node)
+        if level:
+            return Change(level == "every")
     if isinstance(node, ast.BinOp):
         return _binop(env, node)
     if isinstance(node, ast.UnaryOp):
@@ -80,6 +84,18 @@ def change(env: Env, node: ast.expr) -> Change | None:
     if isinstance(node, ast.IfExp):
         return _ifexp(env, node)
     return _any([change(env, c) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)])
+
+
+def _advanced(env: Env, node: ast.Name | ast.Attribute) -> str:
+    """The taint of state the loop walk saw advance (`self.global_step += 1` earlier in the step), read back here."""
+    if not env.changing:
+        return ""
+    if isinstance(node, ast.Name):
+        if node.id in env.local or node.id not in env.fn.__globals__:
+            return ""
+        return env.changing.get((id(env.fn.__globals__), node.id), "")
+    parent = resolve(env, node.value)
+    return "" if parent is MISSING else env.changing.get((id(parent), node.attr), "")
 
 
 def _any(parts: list[Change | None], certain: bool = False) -> Change | None:
@@ -132,6 +148,10 @@ def _call(env: Env, node: ast.Call) -> Change | None:
         return args[0]
     if fn is not MISSING and id(fn) in changing_calls():
         return Change(False)
+    if isinstance(node.func, ast.Attribute) and env.changing:  # `sched.value()` of an object the loop advances
+        owner = resolve(env, node.func.value)
+        if owner is not MISSING and any(key[0] == id(owner) for key in env.changing):
+            return Change(False)
     return _any([*args, change(env, node.func)])
 
 

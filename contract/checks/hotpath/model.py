@@ -110,6 +110,12 @@ class ScanState:
     """id() of the region target whose hot path is being walked."""
     loop_writes: list[LoopWrite] = field(default_factory=list)
     """Writes the step makes between compiled calls."""
+    loop_events: list[tuple[tuple[int, str], Any] | None] = field(default_factory=list)
+    """The loop walk in source order: `(key, constant)` for each constant written, None for each compiled call."""
+    loop_defer: Any = None
+    """While the loop walk is inside a `with` statement's context managers: what they do after `yield`."""
+    loop_changing: dict[tuple[int, str], str] = field(default_factory=dict)
+    """State the loop walk saw change ((container id, name) -> `some`/`every`), read back by later writes."""
     hot_modules: dict[int, str] = field(default_factory=dict)
     """id() of every module inside a compiled region (their forward runs compiled) -> its region."""
     targets: set[tuple[int, str]] = field(default_factory=set)

@@ -125,6 +125,9 @@ class Env:
     """Parameters bound to the real object the caller passed (never rebound in the body)."""
     taint: dict[str, str] = field(default_factory=dict)
     """Names whose value may differ between calls: `some`, or `every` (changes on each call, e.g. the step's `i`)."""
+    changing: dict[tuple[int, str], str] | None = None
+    """For the loop walk: state it has seen the loop advance ((container id, name) -> taint level), shared by the
+    whole walk, so a value read back from it (`model.step = self.global_step`) changes too."""
 
     @classmethod
     def of(cls, fn: types.FunctionType, owner: Any, node: FunctionNode, call: CallArgs | None = None) -> Env:
@@ -177,6 +180,7 @@ class Env:
             defaults={k: v for k, v in self.defaults.items() if k not in own},
             args={k: v for k, v in self.args.items() if k not in own},
             taint={k: v for k, v in self.taint.items() if k not in own},
+            changing=self.changing,
         )
 
     def root(self, name: str) -> Any:

@@ -1,9 +1,10 @@
 """CC3xx: mutable Python state on a compiled region's hot path, found by reading the source (no inputs needed).
 
 The scan (`contract.checks.hotpath.scan`) resolves every name against the real objects; `check` turns what it saw
-into findings of these rules, located at `file:line` (a module path for CC308). Only CC301 is an error, and only when the value was
-resolved, the rewrite changes it on every call and the code runs compiled now: everything heuristic (and anything
-behind Python state that is false today) is a warning, because an error stops the engine.
+into findings of these rules, located at `file:line` (a module path for CC308). Only CC301 and CC310 are errors, and
+only when the value was resolved and certainly changes on every call (CC301: the hot path rewrites it; CC310: the
+step does, more often than the region's budget allows): everything heuristic (and anything behind Python state that
+only the step turns on) is a warning, because an error stops the engine. CC310 and CC311 need the contract's `step`.
 """
 
 from __future__ import annotations

@@ -1,16 +1,20 @@
 """Static scan of every compiled region's hot path for Python state that makes Dynamo guard, recompile or break.
 
 Starting from each target's method, the scan parses (once per code object) the source of every function the region
-reaches: methods on `self`, submodules' `forward` (and `__call__` overrides), helpers, properties and registered
-forward hooks. Names are resolved against the *real* objects (the module instances, the function's globals,
-closure cells and defaults), so a finding says what the value is (`int`, `float`, tensor...), not what it looks
-like. torch's own code is trusted and not parsed. Code that never runs compiled is skipped: under
+reaches: methods on `self`, submodules' `forward` (and `__call__` overrides), helpers in any module (with the objects
+passed to them bound to their parameters), properties, forward hooks and pre-hooks, and the methods of objects held
+as attributes, library code included. Names are resolved against the *real* objects (the module instances, the
+function's globals, closure cells and defaults), so a finding says what the value is (`int`, `float`, tensor...), not
+what it looks like. torch's own code is trusted and not parsed. Code that never runs compiled is skipped: under
 `if not torch.compiler.is_compiling():` (whatever name it was imported under, in an `and`, through a local flag) and
 after `if torch.compiler.is_compiling(): return`. Code behind Python state that is false now (`if self.training:` in
-eval mode, a debug flag that is off) is scanned as *dormant*: what it finds there is a warning, never an error.
+eval mode, a debug flag that is off) is scanned as *dormant*: reported (as a warning) only when the hot path or the
+step turns that state on. Given the engine's `step`, the scan also reads what it writes between compiled calls
+(`loop`).
 
-The pieces, by concern: `resolve` (names and values on the real objects), `walk` and `calls` (the AST walk),
-`conditions` (what a test is worth under compile), `classify` (writes -> hazards); `model` holds the records.
+The pieces, by concern: `resolve` (names and values on the real objects), `walk`, `locals` and `calls` (the AST
+walk), `flow` (what changes between calls), `conditions` (what a test is worth under compile), `classify` (writes ->
+hazards), `loop` (the step's side); `model` holds the records.
 """
 
 from __future__ import annotations

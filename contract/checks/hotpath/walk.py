@@ -23,7 +23,6 @@ from contract.checks.hotpath.locals import Locals, single_assignments
 from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Prop, ScanState, Source, Write
 from contract.checks.hotpath.resolve import (
     CONTENTS,
-    ENTRY,
     CallArgs,
     Env,
     cell_value,
@@ -498,6 +497,3 @@ def _on_self(env: Env, node: ast.Attribute) -> bool:
     """Whether an attribute chain starts at the function's `self`."""
     parsed = chain(node)
     return parsed is not None and parsed[0] == env.self_name
-
-
-__all__ = ["ENTRY", "Walker", "visit_callable", "visit_hook", "visit_hooks", "visit_module"]

@@ -213,6 +213,18 @@ def forward_hooks(module: nn.Module) -> list[Any]:
     return out
 
 
+def global_forward_hooks() -> list[Any]:
+    """Forward (pre-)hooks registered for every module (`register_module_forward_hook`), from torch's private
+    registries `_global_forward_pre_hooks` / `_global_forward_hooks` (same names on 2.11 and 2.13)."""
+    from torch.nn.modules import module as module_mod
+
+    out: list[Any] = []
+    for name in ("_global_forward_pre_hooks", "_global_forward_hooks"):
+        table = getattr(module_mod, name, None)
+        out += list(table.values()) if isinstance(table, dict) else []
+    return out
+
+
 def is_compiler_disabled(fn: Any) -> bool:
     """Whether `fn` is wrapped by `torch.compiler.disable` (calling it from compiled code breaks the graph)."""
     return bool(getattr(fn, "_torchdynamo_disable", False))

@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from contract.document.load import ContractFileError, load
-    from contract.document.refs import RefError, build_model, resolve
+    from contract.document.refs import load_refs
     from contract.findings import has_errors
     from contract.pipeline import check_loaded, env_at_import
     from contract.report.allow import finalize
@@ -79,22 +79,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
     binding = model = None
     try:
         contract, findings = load(args.contract)
-        meta = contract.meta if contract else None
-        model_ref = args.model or (meta.model if meta else None)
-        step_ref = args.step or (meta.step if meta else None)
-        ranks = cli_ranks(contract, "check")  # every rank of a job runs this: one verdict for all
-        with _stdout_to_stderr():
-            model = build_model(model_ref) if model_ref else None
-            step = resolve(step_ref, "step") if step_ref else None
-            if contract is None:
-                findings = agree(ranks, None, finalize(findings, None, strict=args.strict), env_at_import())
-            else:
-                contract, binding, findings = check_loaded(
-                    contract, findings, model, step=step, strict=args.strict, ranks=ranks
-                )
-    except (ContractFileError, RefError) as exc:
+    except ContractFileError as exc:
         raise UsageError(str(exc)) from None
-    if contract is not None and model is None and not has_errors(findings):
+    meta = contract.meta if contract else None
+    model_ref = args.model or (meta.model if meta else None)
+    step_ref = args.step or (meta.step if meta else None)
+    ranks = cli_ranks(contract, "check")  # every rank of a job runs this: one verdict for all
+    with _stdout_to_stderr():
+        model, step, unbuilt = load_refs(model_ref, step_ref)  # a failure is a CC010 finding, reported with the rest
+        findings = [*findings, *unbuilt]
+        if contract is None:
+            findings = agree(ranks, None, finalize(findings, None, strict=args.strict), env_at_import())
+        else:
+            contract, binding, findings = check_loaded(
+                contract, findings, model, step=step, strict=args.strict, ranks=ranks
+            )
+    if contract is not None and not model_ref and not has_errors(findings):
         raise UsageError(f"{args.contract}: no model to bind; pass --model pkg.module:attr or set [contract] model")
     summary = _summary(binding)
     if args.format == "json":

@@ -99,16 +99,48 @@ def run_checks(ctx: CheckContext, checks: Iterable[Check] = CHECKS) -> list[Find
 
 
 def enforce(
-    model: Any, path: str | Path, *, step: Callable | None = None, strict: bool = False, group: Any = None
+    model: Any,
+    path: str | Path,
+    *,
+    step: Callable | str | None = None,
+    strict: bool = False,
+    group: Any = None,
 ) -> Binding:
     """The engine's startup gate: check, then apply in place; raises ContractViolation on any error. On several
-    ranks (after `init_process_group`, or with `group`), every rank starts, or every rank raises the same report."""
+    ranks (after `init_process_group`, or with `group`), every rank starts, or every rank raises the same report.
+
+    `model` is the module, or None to build it from `[contract] model` (then `[contract] step` is used too, as the
+    CLI does); `step` may be a callable or a `"pkg.module:attr"` reference. A reference that fails, or a model that
+    is not an `nn.Module`, is a CC010 finding in the violation, with every other finding of the document."""
     from contract.binding.apply import apply
 
-    _, binding, findings = check(path, model, step=step, strict=strict, group=group)
+    contract, findings = load(path)
+    if contract is None:
+        local = finalize(findings, None, strict=strict)
+        raise ContractViolation(agree(job_ranks(None, group), None, local, env_at_import()), path)
+    model, step_fn, unbuilt = _resolve_refs(contract, model, step)
+    bad_model = any(f.location == "contract.model" for f in unbuilt)
+    _, binding, findings = check_loaded(
+        contract, [*findings, *unbuilt], None if bad_model else model, step=step_fn, strict=strict, group=group
+    )
     if binding is None or has_errors(findings):
         raise ContractViolation(findings, path)
     return apply(binding)
+
+
+def _resolve_refs(contract: Contract, model: Any, step: Callable | str | None) -> tuple[Any, Callable | None, list]:
+    """The model and step `enforce` checks: the ones given, else those `[contract]` names (built here); CC010
+    findings for references that fail and for a model that is not an nn.Module."""
+    from contract.document.refs import check_model, load_refs
+
+    meta = contract.meta
+    model_ref = meta.model if meta and model is None else None
+    step_ref = step if isinstance(step, str) else (meta.step if meta and model is None and step is None else None)
+    built, resolved, unbuilt = load_refs(model_ref, step_ref)
+    step_fn = resolved if step_ref else step if callable(step) else None
+    model = built if model is None else model
+    unbuilt += check_model(model) if model is not None or not model_ref else []
+    return model, step_fn, unbuilt
 
 
 def doctor(

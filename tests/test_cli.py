@@ -162,25 +162,74 @@ def test_json_output_has_stable_keys(write_contract, capsys) -> None:
     "args,needle",
     [
         (["check", "/nonexistent/contract.toml"], "no such contract file"),
-        (["check", "{good}", "--model", "no_such_pkg:build"], "cannot import 'no_such_pkg'"),
-        (["check", "{good}", "--model", "example_models:nothing"], "has no attribute 'nothing'"),
+        (["check", "{good}", "--format", "yaml"], "invalid choice"),
+        (["check", "{good}"], "no model to bind"),
         (["explain", "CC999"], "unknown rule code"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args, needle, write_contract, capsys) -> None:
     good = write_contract('[contract]\nname = "g"\n[[region]]\nname = "l"\nmodule = "layers.*"\n')
-    assert main([a.replace("{good}", str(good)) for a in args]) == 2
+    try:
+        code = main([a.replace("{good}", str(good)) for a in args])
+    except SystemExit as exc:  # argparse's own usage errors
+        code = exc.code
+    assert code == 2
     err = capsys.readouterr().err.strip()
-    assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert needle in err and "Traceback" not in err
+    assert len(err.splitlines()) == 1 or err.splitlines()[0].startswith("usage:")
+
+
+@pytest.mark.parametrize(
+    "args,location,needle",
+    [
+        (["--model", "no_such_pkg:build"], "contract.model", "cannot import 'no_such_pkg'"),
+        (["--model", "example_models:nothing"], "contract.model", "has no attribute 'nothing'"),
+        (["--model", "example_models:build", "--step", "no_such_pkg:step"], "contract.step", "cannot import"),
+    ],
+)
+def test_an_unimportable_model_or_step_is_a_located_finding_with_exit_1(
+    args, location, needle, write_contract, capsys
+) -> None:
+    good = write_contract('[contract]\nname = "g"\n[[region]]\nname = "l"\nmodule = "layers.*"\n')
+    assert main(["check", str(good), *args, "--format", "json"]) == 1
+    (found,) = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "CC010"]
+    assert found["location"] == location and needle in found["message"] and found["fix"]
+
+
+def test_a_model_that_cannot_be_imported_is_reported_with_every_document_finding_as_json(
+    write_contract, capsys
+) -> None:
+    path = write_contract(BROKEN.replace("example_models:build", "no_such_pkg.models:build"))
+    assert main(["check", str(path), "--format", "json"]) == 1
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert {f["code"]: f["location"] for f in report["findings"]} == {
+        "CC001": "region[0].recompile_budjet",
+        "CC003": "region[1].fullgraph",
+        "CC010": "contract.model",
+    }
+    assert report["ok"] is False and "Traceback" not in err
 
 
 def test_model_factory_that_raises_is_reported_with_its_location(tmp_path, write_contract, capsys, monkeypatch) -> None:
     (tmp_path / "bad_factory.py").write_text("def build():\n    raise RuntimeError('no weights')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     good = write_contract('[contract]\nname = "g"\nmodel = "bad_factory:build"\n')
-    assert main(["check", str(good)]) == 2
-    err = capsys.readouterr().err
-    assert "RuntimeError: no weights" in err and "bad_factory.py:2" in err
+    assert main(["check", str(good)]) == 1
+    out = capsys.readouterr().out
+    assert "contract.model: CC010" in out and "RuntimeError: no weights" in out and "bad_factory.py:2" in out
+
+
+def test_enforce_raises_the_same_cc010_finding_for_a_model_it_builds_from_the_contract(write_contract) -> None:
+    import contract
+
+    path = write_contract(BROKEN.replace("example_models:build", "no_such_pkg.models:build"))
+    with pytest.raises(contract.ContractViolation) as info:
+        contract.enforce(None, path)
+    assert {f.code for f in info.value.findings} == {"CC001", "CC003", "CC010"}
+    with pytest.raises(contract.ContractViolation) as info:
+        contract.enforce("not a module", path)  # type: ignore[arg-type]
+    assert "CC010" in {f.code for f in info.value.findings}
 
 
 def test_rules_lists_every_rule_and_explain_prints_each_doc(capsys) -> None:

@@ -1,4 +1,5 @@
-"""Resolve the `"pkg.module:attr"` references a contract names (the only code a contract may run)."""
+"""Resolve the `"pkg.module:attr"` references a contract names (the only code a contract may run). A reference that
+fails is a CC010 finding located at `contract.model` / `contract.step` (`load_refs`), reported with the rest."""
 
 from __future__ import annotations
 
@@ -8,29 +9,68 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from contract.document.rules import MODEL_UNBUILDABLE
+from contract.findings import Finding
+
 
 class RefError(Exception):
     """A named model or step cannot be imported, built or called: one line with its location and a fix."""
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(f"{message}; {fix}" if fix else message)
+        self.message, self.fix = message, fix
+
+
+def load_refs(model_ref: str | None, step_ref: str | None) -> tuple[Any, Callable[..., Any] | None, list[Finding]]:
+    """Build the model and resolve the step; each reference that fails is a CC010 finding instead (never raised)."""
+    findings: list[Finding] = []
+    model = step = None
+    for key, ref in (("model", model_ref), ("step", step_ref)):
+        if not ref:
+            continue
+        try:
+            if key == "model":
+                model = build_model(ref)
+            else:
+                step = resolve(ref, "step")
+        except RefError as exc:
+            findings.append(MODEL_UNBUILDABLE.finding(f"contract.{key}", exc.message, exc.fix or "fix the reference"))
+    return model, step, findings
+
+
+def check_model(model: Any, what: str = "model") -> list[Finding]:
+    """A model the engine passes itself: CC010 when it is not an `nn.Module`."""
+    from torch import nn
+
+    if isinstance(model, nn.Module):
+        return []
+    return [
+        MODEL_UNBUILDABLE.finding(
+            f"contract.{what}",
+            f"{what} is {type(model).__name__}, not an nn.Module",
+            "pass the model instance (or None to build it from [contract] model)",
+        )
+    ]
 
 
 def resolve(ref: str, what: str) -> Callable[..., Any]:
     """Import `pkg.module:attr` and return the callable."""
     module_name, _, attr = ref.partition(":")
     if not module_name or not attr:
-        raise RefError(f'{what} {ref!r}: expected "package.module:attribute"')
+        raise RefError(f"{what} {ref!r}: not a reference", 'write "package.module:attribute"')
     try:
         obj: Any = importlib.import_module(module_name)
     except Exception as exc:  # the user's import may raise anything
         raise RefError(
-            f"{what} {ref!r}: cannot import {module_name!r} ({_brief(exc)}); "
-            f"check the name and that it is importable from {sys.path[0] or '.'}"
+            f"{what} {ref!r}: cannot import {module_name!r} ({_brief(exc)})",
+            f"check the name and that it is importable from {sys.path[0] or '.'}",
         ) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise RefError(f"{what} {ref!r}: module {module_name!r} has no attribute {attr!r}; check the spelling")
+            raise RefError(f"{what} {ref!r}: module {module_name!r} has no attribute {attr!r}", "check the spelling")
         obj = getattr(obj, part)
     if not callable(obj):
-        raise RefError(f"{what} {ref!r}: {type(obj).__name__} is not callable; name a function or class")
+        raise RefError(f"{what} {ref!r}: {type(obj).__name__} is not callable", "name a function or class")
     return obj
 
 
@@ -42,9 +82,9 @@ def build_model(ref: str) -> Any:
     try:
         model = factory()
     except Exception as exc:
-        raise RefError(f"model {ref!r} raised {_brief(exc)} at {_where(exc)}; fix the factory") from None
+        raise RefError(f"model {ref!r} raised {_brief(exc)} at {_where(exc)}", "fix the factory") from None
     if not isinstance(model, nn.Module):
-        raise RefError(f"model {ref!r} returned {type(model).__name__}, not an nn.Module; return the model")
+        raise RefError(f"model {ref!r} returned {type(model).__name__}, not an nn.Module", "return the model")
     return model
 
 

@@ -1,5 +1,6 @@
 """CC0xx: the contract document itself (TOML syntax, schema, limits); produced by `load` (CC001-CC007), the
-allow-list (CC008, `contract.report.allow`) and binding (CC009, `contract.binding.resolve`)."""
+allow-list (CC008, `contract.report.allow`), binding (CC009, `contract.binding.resolve`) and the model/step references it
+names (CC010, `contract.document.refs`)."""
 
 from __future__ import annotations
 
@@ -230,6 +231,34 @@ Add a `[[region]]` with `name` and `module` (`module = ""` is the whole model), 
 """,
 )
 
+MODEL_UNBUILDABLE = Rule(
+    code="CC010",
+    name="model-unbuildable",
+    severity="error",
+    doc="""\
+## What it does
+Reports a `model` or `step` reference (`[contract] model`/`step`, `--model`/`--step`, or what the engine passes to
+`contract.enforce()`) that cannot be imported, whose attribute is missing or not callable, whose model factory
+raises, or that does not return an `nn.Module`. Located at `contract.model` or `contract.step`, it is reported with
+every other finding of the document (the CLI still prints the whole report, JSON included, and exits 1).
+
+## Why it matters
+Without the model nothing can be bound or checked; a failure that hid the rest of the report would make the user
+fix one problem per run.
+
+## Example
+```toml
+[contract]
+name = "decoder"
+model = "my_pkg.modles:build"   # CC010: cannot import 'my_pkg.modles'
+```
+
+## Fix
+Correct the reference (`"package.module:attribute"`, importable from the working directory), or fix the factory so
+it returns the model.
+""",
+)
+
 RULES = (
     UNKNOWN_KEY,
     TOML_SYNTAX,
@@ -240,4 +269,5 @@ RULES = (
     WRONG_SHAPE,
     UNUSED_ALLOW,
     NO_REGIONS,
+    MODEL_UNBUILDABLE,
 )

@@ -59,10 +59,14 @@ def test_every_marked_code_is_a_known_rule() -> None:
 def test_toml_example_produces_exactly_the_marked_codes(path: Path, monkeypatch) -> None:
     monkeypatch.syspath_prepend(str(EXAMPLES))
     from contract.document.load import load
-    from contract.document.refs import build_model
+    from contract.document.refs import load_refs
+    from contract.pipeline import check_loaded
 
-    contract, _ = load(path)
+    contract, loaded = load(path)
     ref = contract.meta.model if contract and contract.meta else None
-    model = build_model(ref) if ref else None
-    _, _, findings = check(path, model)
+    model, _, unbuilt = load_refs(ref, None)
+    if contract is None:
+        _, _, findings = check(path, model)
+    else:
+        _, _, findings = check_loaded(contract, [*loaded, *unbuilt], model)
     assert {f.code for f in findings} == set(expected_codes(path)), [str(f) for f in findings]

@@ -5,6 +5,7 @@ recorded."""
 from __future__ import annotations
 
 import ast
+import collections
 import inspect
 import os
 import types
@@ -15,8 +16,9 @@ from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath.classify import form_of
-from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState, Source, Write
-from contract.checks.hotpath.resolve import Env, resolve
+from contract.checks.hotpath.flow import stronger, taint_of
+from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState, Source
+from contract.checks.hotpath.resolve import CallArgs, Env, resolve
 
 
 class Walk(Protocol):
@@ -30,19 +32,42 @@ class Walk(Protocol):
     guard: Cond | None
     nested: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
 
+    items: dict[str, list[Any]]
+
     def where(self, node: ast.AST) -> str: ...
     def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True) -> None: ...
-    def record_write(self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING) -> None: ...
-    def enter(self, fn: Any, owner: Any) -> None: ...
-    def enter_module(self, module: nn.Module, method: str = "forward") -> None: ...
+    def record_write(
+        self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING, value: ast.expr | None = None
+    ) -> None: ...
+    def emit_write(
+        self,
+        parent: Any,
+        key: str,
+        what: str,
+        form: str,
+        node: ast.AST,
+        literal: Any = MISSING,
+        value: ast.expr | None = None,
+    ) -> None: ...
+    def enter(self, fn: Any, owner: Any, call: CallArgs | None = None) -> None: ...
+    def enter_module(self, module: nn.Module, method: str = "forward", call: CallArgs | None = None) -> None: ...
     def walk_nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None: ...
+    def special_call(self, node: ast.Call, callee: Any) -> bool: ...
+    def note_read(self, key: tuple[int, str], node: ast.AST) -> None: ...
 
 
 MUTATORS: dict[type, frozenset[str]] = {
     list: frozenset({"append", "extend", "insert", "pop", "remove", "clear"}),
     dict: frozenset({"update", "setdefault", "pop", "popitem", "clear"}),
+    set: frozenset({"add", "update", "discard", "remove", "pop", "clear"}),
+    collections.deque: frozenset({"append", "appendleft", "extend", "extendleft", "pop", "popleft", "clear"}),
 }
-"""Methods that change a list's length or a dict's keys, which Dynamo guards on."""
+"""Methods that change a list's (deque's) length, a dict's keys or a set's members, which Dynamo guards on."""
+
+
+def mutators(container: Any) -> frozenset[str]:
+    """The mutating methods of a container, subclasses included (`collections.Counter.update`)."""
+    return next((names for cls, names in MUTATORS.items() if isinstance(container, cls)), frozenset())
 
 
 _BREAK_CALLS: dict[int, str] = {}
@@ -87,13 +112,14 @@ def on_call(w: Walk, node: ast.Call) -> None:
     ):
         target = resolve(w.env, node.args[0])
         if target is not MISSING:
-            w.state.reads.add((id(target), str(node.args[1].value)))
+            w.note_read((id(target), str(node.args[1].value)), node)
     if (
         isinstance(func, ast.Name)
         and func.id == "getattr"
         and len(node.args) >= 2
         and not isinstance(node.args[1], ast.Constant)
         and resolve(w.env, node.args[0]) is not MISSING
+        and taint_of(w.env, node.args[1])
     ):
         w.hazard("dynamic-getattr", node, f"getattr({ast.unparse(node.args[0])}, {ast.unparse(node.args[1])})")
     if isinstance(func, ast.Name) and func.id in w.nested:
@@ -105,8 +131,10 @@ def on_call(w: Walk, node: ast.Call) -> None:
         return call_children(w, resolve(w.env, func.value))
     target = super_target(w.env, func)
     if target is not None:
-        return w.enter(target[0], target[1])
+        return w.enter(target[0], target[1], call_args(w.env, node))
     callee = resolve(w.env, func)
+    if w.special_call(node, callee):
+        return
     if (
         any(callee is f for f in (setattr, object.__setattr__))
         and len(node.args) == 3
@@ -114,28 +142,58 @@ def on_call(w: Walk, node: ast.Call) -> None:
         and isinstance(node.args[1].value, str)
     ):
         return setattr_write(w, node)
-    if isinstance(func, ast.Attribute) and func.attr in MUTATORS.get(type(resolve(w.env, func.value)), frozenset()):
+    if isinstance(func, ast.Attribute) and func.attr in mutators(resolve(w.env, func.value)):
         mutate(w, func.value, node)
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "get"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(resolve(w.env, func.value), dict)
+    ):
+        w.note_read((id(resolve(w.env, func.value)), repr(node.args[0].value)), node)
     follow_call(w, node, func, callee)
+
+
+def call_args(env: Env, node: ast.Call, skip: int = 0) -> CallArgs:
+    """What a call passes: each argument's real object (constants included) and taint (a known object is the same
+    every call: no taint); `*x`/`**x` spread theirs."""
+    positional: list[tuple[Any, str]] = []
+    rest = ""
+    for arg in node.args[skip:]:
+        if isinstance(arg, ast.Starred):
+            rest = stronger(rest, _spread_taint(env, arg.value))
+            break
+        value = argument(env, arg)
+        positional.append((value, "" if value is not MISSING else taint_of(env, arg)))
+    keywords = []
+    for kw in node.keywords:
+        if kw.arg is None:
+            rest = stronger(rest, _spread_taint(env, kw.value))
+        else:
+            value = argument(env, kw.value)
+            keywords.append((kw.arg, value, "" if value is not MISSING else taint_of(env, kw.value)))
+    return CallArgs(positional=tuple(positional), keywords=tuple(keywords), rest=rest)
+
+
+def _spread_taint(env: Env, node: ast.expr) -> str:
+    """What `*x`/`**x` passes on: its own taint; an unknown expression that is not a plain name may hold anything."""
+    return taint_of(env, node) if isinstance(node, ast.Name) else taint_of(env, node) or "some"
+
+
+def argument(env: Env, node: ast.expr) -> Any:
+    """The object an argument expression passes, where the scan knows it (a constant, a name on a real object)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    value = resolve(env, node)
+    return MISSING if isinstance(value, Prop) else value
 
 
 def mutate(w: Walk, target: ast.expr, node: ast.Call) -> None:
     """`obj.items.append(...)`: a write to the container, also for a module global (no `global` needed)."""
     name = target.id if isinstance(target, ast.Name) else None
     if name is not None and name not in w.env.local and name in w.env.fn.__globals__:
-        globs = w.env.fn.__globals__
-        w.state.writes.append(
-            Write(
-                key=(id(globs), name),
-                value=globs[name],
-                form="mutate",
-                where=w.where(node),
-                region=w.region,
-                what=f"global {name}",
-                owner=globs,
-                guard=w.guard,
-            )
-        )
+        w.emit_write(w.env.fn.__globals__, name, f"global {name}", "mutate", node)
     else:
         w.record_write(target, "mutate", node)
 
@@ -146,7 +204,10 @@ def setattr_write(w: Walk, node: ast.Call) -> None:
     if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
         return
     target = ast.copy_location(ast.Attribute(value=node.args[0], attr=name.value, ctx=ast.Store()), node)
-    w.record_write(target, form_of(node.args[2], target), node)
+    value = node.args[2]
+    w.record_write(
+        target, form_of(value, target), node, value.value if isinstance(value, ast.Constant) else MISSING, value
+    )
 
 
 def call_children(w: Walk, container: Any) -> None:
@@ -172,32 +233,44 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
     if _torch.is_compiler_disabled(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
     if isinstance(callee, nn.Module):
-        return w.enter_module(callee)
-    owner = bound_to(w, node, func, callee)
+        return w.enter_module(callee, call=call_args(w.env, node))
+    owner, skip = bound_to(w, node, func, callee)
+    call = call_args(w.env, node, skip)
     if (
         isinstance(owner, nn.Module)
         and isinstance(callee, types.FunctionType)
         and isinstance(func, ast.Attribute)
         and owner is resolve(w.env, func.value)
     ):
-        return w.enter_module(owner, func.attr)
-    w.enter(callee, owner)
+        return w.enter_module(owner, func.attr, call)
+    w.enter(callee, owner, call)
 
 
-def bound_to(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> Any:
-    """The object a called function runs with as its first argument: `obj.method()`, or `Cls.method(obj)`."""
+def bound_to(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> tuple[Any, int]:
+    """The object a called function runs with as its first argument (`obj.method()`, `Cls.method(obj)`, a wrapper's
+    `fn(*args)` passing its own), and how many positional arguments that consumed."""
     if not isinstance(func, ast.Attribute):
-        return None
+        return _spread_owner(w.env, node, callee), 0
     parent = resolve(w.env, func.value)
     plain = isinstance(inspect.getattr_static(parent, func.attr, None), types.FunctionType)
     if isinstance(parent, type) and plain and node.args:  # not a static/class method
         first = resolve(w.env, node.args[0])
-        return first if isinstance(first, parent) else None
+        return (first, 1) if isinstance(first, parent) else (None, 0)
     if parent is MISSING or isinstance(parent, (type, types.ModuleType)):
-        return None
+        return None, 0
     if inspect.getattr_static(type(parent), func.attr, None) is not callee:
-        return None  # a function stored on the instance is not bound to it
-    return parent
+        return None, 0  # a function stored on the instance is not bound to it
+    return parent, 0
+
+
+def _spread_owner(env: Env, node: ast.Call, callee: Any) -> Any:
+    """A wrapper walked with an object bound but no named first parameter (`def wrapper(*args, **kw)`) passes it on
+    to the function it wraps through `fn(*args, ...)`."""
+    if env.owner is None or env.self_name is not None or not isinstance(callee, types.FunctionType):
+        return None
+    first = node.args[0] if node.args else None
+    vararg = getattr(getattr(env.fn, "__code__", None), "co_flags", 0) & inspect.CO_VARARGS
+    return env.owner if vararg and isinstance(first, ast.Starred) and isinstance(first.value, ast.Name) else None
 
 
 def super_target(env: Env, func: ast.expr) -> tuple[Any, Any] | None:

@@ -13,6 +13,8 @@ from contract.checks.hotpath.rules import (
     FLOAT_STATE,
     GRAPH_BREAK_CALL,
     ITEM_BRANCH,
+    LATE_HOOK,
+    LOOP_MUTATED,
     PER_INSTANCE,
 )
 from contract.findings import Finding, Severity
@@ -28,6 +30,9 @@ _BY_KIND = {
     "dynamic-getattr": DYNAMIC_GETATTR,
     "batchnorm": BATCHNORM,
     "per-instance": PER_INSTANCE,
+    "loop": LOOP_MUTATED,
+    "loop-may": LOOP_MUTATED,
+    "late-hook": LATE_HOOK,
 }
 
 _MESSAGES = {
@@ -76,6 +81,23 @@ _MESSAGES = {
         "the recompile limit",
         "compile the parent module once, pass the value as an argument, or raise the region's recompile_limit",
     ),
+    "loop": (
+        "{what} is read on the hot path of region {region!r} and the step changes it between calls, every step: "
+        "Dynamo guards on its value and recompiles for each value, more than the region's recompile budget allows",
+        "pass the value as a tensor argument (or keep it in a buffer updated in place), or stop changing it "
+        "between compiled calls",
+    ),
+    "loop-may": (
+        "{what} is read on the hot path of region {region!r} and the step may change it between calls: each new "
+        "value is a recompile",
+        "pass the value as a tensor argument (or keep it in a buffer updated in place), or set it once before "
+        "the first compiled call",
+    ),
+    "late-hook": (
+        "the step registers a forward hook on {what} inside region {region!r} after it was compiled: Dynamo "
+        "recompiles for it (and again for every hook added later)",
+        "register hooks before the contract is applied (before the first compiled call)",
+    ),
 }
 
 
@@ -102,9 +124,10 @@ def finding(hazard: Any) -> Finding:
 
 
 def check(ctx: Any) -> list[Finding]:
-    """Scan every enabled region's hot path (needs a binding; the model is not called)."""
+    """Scan every enabled region's hot path and, given the step, what it changes between calls (needs a binding;
+    neither the model nor the step is called)."""
     if ctx.binding is None:
         return []
     from contract.checks.hotpath.scan import scan
 
-    return [finding(h) for h in scan(ctx.binding)]
+    return [finding(h) for h in scan(ctx.binding, ctx.step)]

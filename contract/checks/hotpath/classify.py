@@ -4,6 +4,8 @@ writes on the hot path, with the real current values, make Dynamo recompile."""
 from __future__ import annotations
 
 import ast
+import collections
+import functools
 from dataclasses import replace
 from typing import Any
 
@@ -18,25 +20,32 @@ from contract.checks.hotpath.model import MISSING, Hazard, ScanState, Write
 SHOWN = {int: "int", bool: "bool", str: "str", float: "float", type(None): "None"}
 
 
+@functools.lru_cache(maxsize=8192)
 def aug_form(node: ast.AugAssign) -> str:
     """`+= k`/`-= k` (k not 0) and `^= True` change the value every call; other operators may settle (`*= 1`)."""
     if isinstance(node.op, (ast.Add, ast.Sub)) and not is_zero(node.value):
         return "step"
     if isinstance(node.op, ast.BitXor) and isinstance(node.value, ast.Constant) and node.value.value:
         return "step"
-    return "selfref"
+    return "settle" if isinstance(node.op, (ast.BitOr, ast.BitAnd)) else "selfref"
 
 
+@functools.lru_cache(maxsize=8192)
 def form_of(value: ast.expr, target: ast.expr) -> str:
-    """How an assignment rewrites its target: `step` changes it every call (`x = x + 1`, `x = not x`), `selfref` reads
-    it and may settle (`max(x, n)`, `x or d`, `Mode(x)`), `assign` does not read it."""
+    """(Cached per parsed node: every instance of a layer walks the same assignments.) How an assignment rewrites its
+    target: `step` changes it every call (`x = x + 1`, `x = not x`), `settle`
+    normalises or bounds it and stops changing (`max(x, n)`, `x or d`, `Mode(x)`), `selfref` reads it otherwise,
+    `assign` does not read it."""
     text = ast.unparse(target)
     if not reads_same(value, target):
         return "assign"
+    if settles(value, text):
+        return "settle"
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not) and ast.unparse(value.operand) == text:
         return "step"
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.BitXor)):
-        left, right = ast.unparse(value.left), ast.unparse(value.right)
+        left = as_item(value.left) or ast.unparse(value.left)
+        right = as_item(value.right) or ast.unparse(value.right)
         other = (
             value.right if left == text else value.left if right == text and not isinstance(value.op, ast.Sub) else None
         )
@@ -50,6 +59,28 @@ def form_of(value: ast.expr, target: ast.expr) -> str:
     return "selfref"
 
 
+def settles(value: ast.expr, text: str) -> bool:
+    """`max(x, n)`/`min(x, n)` (a high-water mark), `x or d`/`x and d` (a default kept), `Mode(x)`/`int(x)` (a
+    conversion of itself), `x if x is not None else d`: the value stops changing once it holds what they produce."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("max", "min"):
+        return any(ast.unparse(a) == text for a in value.args)
+    if isinstance(value, ast.BoolOp):
+        return ast.unparse(value.values[0]) == text
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        return ast.unparse(value.args[0]) == text and _type_name(value.func)
+    return (
+        isinstance(value, ast.IfExp)
+        and ast.unparse(value.test) in (f"{text} is None", f"{text} is not None")
+        and text in (ast.unparse(value.body), ast.unparse(value.orelse))
+    )
+
+
+def _type_name(func: ast.expr) -> bool:
+    """A call that converts rather than computes: a builtin type or a class (capitalised by convention)."""
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in ("int", "str", "bool", "float") or name[:1].isupper()
+
+
 def literal(node: ast.expr) -> Any:
     """The value of a constant expression (`False`, `0`, `"x"`), else MISSING."""
     return node.value if isinstance(node, ast.Constant) else MISSING
@@ -61,31 +92,81 @@ def is_zero(node: ast.expr) -> bool:
 
 
 def reads_same(value: ast.expr, target: ast.expr) -> bool:
-    """Whether the assigned expression reads the target it is assigned to (`x.n = x.n + 1`, `f = not f`)."""
+    """Whether the assigned expression reads the target it is assigned to (`x.n = x.n + 1`, `f = not f`,
+    `d[k] = d.get(k, 0) + 1`)."""
     text = ast.unparse(target)
-    return any(
-        isinstance(n, (ast.Attribute, ast.Name, ast.Subscript))
-        and isinstance(getattr(n, "ctx", None), ast.Load)
-        and ast.unparse(n) == text
-        for n in ast.walk(value)
-    )
+    kind = type(target)
+    tail = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else None
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call) and as_item(n) == text:
+            return True
+        if type(n) is not kind or not isinstance(getattr(n, "ctx", None), ast.Load):
+            continue
+        if tail is not None and (n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None)) != tail:
+            continue  # cheap pre-check before unparsing
+        if ast.unparse(n) == text:
+            return True
+    return False
 
 
-def classify_writes(state: ScanState) -> list[Hazard]:
-    """Decide, with the real current values, which writes on the hot path are hazards; dormant ones are warnings
-    unless the hot path itself may change their guard."""
+def as_item(node: ast.AST) -> str:
+    """`d.get(k, ...)` read as the item `d[k]` (its text), else ""."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ):
+        return ast.unparse(ast.Subscript(value=node.func.value, slice=node.args[0], ctx=ast.Load()))
+    return ""
+
+
+def classify_writes(state: ScanState, step_keys: frozenset[tuple[int, str]] = frozenset()) -> list[Hazard]:
+    """Decide, with the real current values, which writes on the hot path are hazards. A write behind a dormant guard
+    counts only when something flips that guard: the hot path itself (then it is certain) or the step (a warning)."""
     hot = {w.key for w in state.writes if w.guard is None and not keeps_value(w)}
+    temporary = restored_keys(state)
     out = []
     for w in state.writes:
+        if w.key in temporary or w.form in ("once", "restore"):
+            continue
         hazard = write_hazard(w, state.reads)
         if hazard is not None and w.guard is not None and not w.guard.keys & hot:
+            if w.guard.keys and not w.guard.keys & step_keys:
+                continue  # nothing turns the guard on: the code never runs compiled
             hazard = replace(hazard, certain=False, guard=", ".join(w.guard.guards))
         if hazard is not None:
             out.append(hazard)
     return out
 
 
-def write_hazard(w: Write, reads: set[tuple[int, str]]) -> Hazard | None:
+def restored_keys(state: ScanState) -> set[tuple[int, str]]:
+    """State the hot path sets for the duration of a call and puts back: written back from a saved copy (`old =
+    self.x; ...; self.x = old`, `del self.x`), or set and reset with constants that include its current value
+    (`self.compiling = True` ... `self.compiling = False`). Dynamo sees the same value at every call's entry."""
+    keys = {w.key for w in state.writes if w.form == "restore"}
+    literals: dict[tuple[int, str], list[Write]] = {}
+    for w in state.writes:
+        literals.setdefault(w.key, []).append(w)
+    for key, writes in literals.items():
+        values = {repr(w.literal) for w in writes if w.literal is not MISSING}
+        if len(values) > 1 and all(w.literal is not MISSING for w in writes) and repr(writes[0].value) in values:
+            keys.add(key)
+    return keys
+
+
+def written_keys(state: ScanState) -> frozenset[tuple[int, str]]:
+    """State the hot path rewrites (to a value it may not hold now)."""
+    temporary = restored_keys(state)
+    return frozenset(
+        w.key
+        for w in state.writes
+        if w.guard is None and not keeps_value(w) and w.key not in temporary and w.form not in ("once", "restore")
+    )
+
+
+def write_hazard(w: Write, reads: dict[tuple[int, str], Any]) -> Hazard | None:
     """The hazard one write is: a certain counter/toggle (`step`), assigned or self-referencing state, a float."""
     value, read = w.value, w.key in reads or w.form != "assign"
     if isinstance(value, (torch.Tensor, nn.Module)) or not read or callable(value) and not is_scalar(value):
@@ -95,12 +176,14 @@ def write_hazard(w: Write, reads: set[tuple[int, str]]) -> Hazard | None:
         if value is not MISSING
         else f"{w.what} (not set before the first call)"
     )
-    if isinstance(value, (list, dict)):
+    if isinstance(value, (list, dict, set, collections.deque)):
         return (
             Hazard(kind="container", what=shown, certain=False, where=w.where, region=w.region)
             if w.form != "assign"
             else None
         )
+    if w.form == "settle":
+        return None
     if isinstance(value, float) or dropout_p(w):
         return Hazard(kind="float", what=shown, where=w.where, region=w.region)
     if is_scalar(value) and w.form == "step":
@@ -137,10 +220,12 @@ def dropout_p(w: Write) -> bool:
 
 
 def per_instance(state: ScanState, binding: Any) -> list[Hazard]:
-    """A Python int/str read on `self` that differs between more instances of one region than Dynamo can cache."""
+    """A Python int/str read on `self` that differs between more instances of one region than Dynamo can cache.
+    Values read inside one target (a model compiled whole) are constants of its one graph: only the distinct sets of
+    values across the region's targets count."""
     out = []
-    for (region, where, what), values in state.scalar_reads.items():
-        distinct = {v for _, v in values}
+    for (region, where, what), by_target in state.scalar_reads.items():
+        distinct = {frozenset(values) for values in by_target.values()}
         limit = binding.regions[region].region.recompile_limit or default_recompile_limit()
         if len(distinct) > limit:
             out.append(

@@ -17,6 +17,9 @@ from contract.checks.hotpath.resolve import Env, chain, resolve
 
 COMPILING_NAMES = frozenset({"is_compiling", "is_torchdynamo_compiling", "is_dynamo_compiling"})
 """Names of `is_compiling()` look-alikes (transformers' `is_torchdynamo_compiling`): true while Dynamo traces."""
+TRACING_NAMES = frozenset({"is_tracing"})
+"""Look-alikes taking a tensor (transformers' `is_tracing(tensor)`: compile, export, jit or fx): true while Dynamo
+traces. torch's own `torch.jit.is_tracing()` is known by identity first (false under compile)."""
 REDUCTIONS = frozenset(
     {
         "sum",
@@ -105,10 +108,12 @@ def merge(value: bool, conds: Iterable[Cond], *, eager: bool) -> Cond:
 
 def compile_call(env: Env, call: ast.Call) -> Cond:
     """`is_compiling()` (by identity, whatever it is imported as, or by name) is true under compile."""
-    if call.args or call.keywords:
-        return UNKNOWN
     fn = resolve(env, call.func)
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
     table = known_under_compile()
+    if call.args or call.keywords:
+        known_fn = fn is not MISSING and id(fn) in table
+        return Cond(True, eager=True) if name in TRACING_NAMES and not known_fn else UNKNOWN
     if fn is not MISSING and id(fn) in table and table[id(fn)] is None:
         return Cond(
             None,
@@ -117,26 +122,46 @@ def compile_call(env: Env, call: ast.Call) -> Cond:
             ),
         )
     known = table.get(id(fn)) if fn is not MISSING else None
-    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
     if known is None and name in COMPILING_NAMES:
         known = True
     return UNKNOWN if known is None else Cond(known, eager=True)
 
 
-_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not}
+_COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
 
 
 def compare(env: Env, test: ast.Compare) -> Cond:
     """`self.mode == "x"`, `self.cache is None`: decided on the real objects when both sides are known scalars."""
-    if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+    if len(test.ops) != 1 or type(test.ops[0]) not in _COMPARE:
         return UNKNOWN
     sides = [state_value(env, test.left), state_value(env, test.comparators[0])]
     values = [constant(env, test.left), constant(env, test.comparators[0])]
     if any(v is MISSING for v in values):
         return UNKNOWN
+    if isinstance(test.ops[0], (ast.In, ast.NotIn)) and not all(isinstance(v, str) for v in values):
+        return UNKNOWN
     value = bool(_COMPARE[type(test.ops[0])](*values))
     keys = frozenset().union(*(s.keys for s in sides))
-    return Cond(value, False, (f"{ast.unparse(test)} (now {value})",), keys) if keys else UNKNOWN
+    if keys:
+        return Cond(value, False, (f"{ast.unparse(test)} (now {value})",), keys)
+    # both sides are constants of this call (literals, arguments the caller passes as constants, unpassed defaults):
+    # the other branch never runs here
+    return Cond(value, eager=True) if _constant_sides(env, test) else UNKNOWN
+
+
+def _constant_sides(env: Env, test: ast.Compare) -> bool:
+    """Each side a literal or a name the scan bound to a constant (never rebound in the function)."""
+    return all(
+        isinstance(n, ast.Constant) or isinstance(n, ast.Name) and n.id in env.args
+        for n in (test.left, test.comparators[0])
+    )
 
 
 def constant(env: Env, node: ast.expr) -> Any:

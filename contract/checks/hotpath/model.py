@@ -34,6 +34,9 @@ class Hazard:
     """For dormant code: the Python state that keeps it from running compiled now, e.g. `self.training (now False)`."""
     note: str = ""
     """How the installed torch differs from the rule's description, where it was measured to."""
+    guard_keys: frozenset[tuple[int, str]] = frozenset()
+    """For dormant code: the (container id, name) of the state that keeps it from running compiled now; the hazard
+    is reported only when the hot path or the step writes that state."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,30 @@ class Write:
 
 
 @dataclass(kw_only=True)
+class LoopWrite:
+    """One write the step (or eager code it calls) makes between compiled calls, judged against the hot path's reads."""
+
+    key: tuple[int, str]
+    value: Any
+    """The state's current value (what the first compile sees)."""
+    where: str
+    what: str
+    owner: Any
+    literal: Any = MISSING
+    """The constant written (`model.eval()` writes False), else MISSING."""
+    certain: bool = False
+    """The written value differs on every call (`model.n = i`, `model.flag = not model.flag`)."""
+    changing: bool = False
+    """The written value may differ between calls (computed from `i`, a clock, under a condition on `i`)."""
+    distinct: int | None = None
+    """How many values it cycles through, where known (`i % 2 == 0`: 2)."""
+    form: str = "assign"
+    """`assign`, `step`, `selfref` or `mutate` (as for hot writes)."""
+    cond_certain: bool = False
+    """Written under a test that flips between calls (`if i % 2:`): two constants written there alternate."""
+
+
+@dataclass(kw_only=True)
 class ScanState:
     """Everything one scan collects; parse results are cached per code object across regions and instances."""
 
@@ -73,10 +100,26 @@ class ScanState:
     visited: set[tuple[Any, ...]] = field(default_factory=set)
     """(code, owner id, region, hot?) of each function visit, and (code, line, ...) of each nested one."""
     writes: list[Write] = field(default_factory=list)
-    reads: set[tuple[int, str]] = field(default_factory=set)
-    scalar_reads: dict[tuple[str, str, str], set[Any]] = field(default_factory=dict)
+    reads: dict[tuple[int, str], tuple[str, str]] = field(default_factory=dict)
+    """(container id, name) of state read on the hot path -> (`file:line`, region) of its first read."""
+    scalar_reads: dict[tuple[str, str, str], dict[int, set[Any]]] = field(default_factory=dict)
+    """(region, `file:line`, what) -> region target (module id) -> the Python int/str values read there on `self`."""
     hazards: list[Hazard] = field(default_factory=list)
     visits: int = 0
+    target: int = 0
+    """id() of the region target whose hot path is being walked."""
+    loop_writes: list[LoopWrite] = field(default_factory=list)
+    """Writes the step makes between compiled calls."""
+    loop_events: list[tuple[tuple[int, str], Any] | None] = field(default_factory=list)
+    """The loop walk in source order: `(key, constant)` for each constant written, None for each compiled call."""
+    loop_defer: Any = None
+    """While the loop walk is inside a `with` statement's context managers: what they do after `yield`."""
+    loop_changing: dict[tuple[int, str], str] = field(default_factory=dict)
+    """State the loop walk saw change ((container id, name) -> `some`/`every`), read back by later writes."""
+    hot_modules: dict[int, str] = field(default_factory=dict)
+    """id() of every module inside a compiled region (their forward runs compiled) -> its region."""
+    targets: set[tuple[int, str]] = field(default_factory=set)
+    """(module id, method) of every compiled method."""
 
 
 @dataclass(frozen=True)

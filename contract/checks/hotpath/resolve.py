@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import textwrap
 import types
@@ -54,7 +55,7 @@ def source_of(state: ScanState, fn: Callable) -> Source | None:
 def parse_source(fn: Callable) -> Source | None:
     """Parse a function's source into its AST node and where its lines are (None: no source to read)."""
     try:
-        lines, start = inspect.getsourcelines(fn)
+        lines, start = inspect.getsourcelines(fn.__code__)  # the code object: `fn` itself would be unwrapped
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError, IndentationError):
         return None
@@ -65,11 +66,31 @@ def parse_source(fn: Callable) -> Source | None:
 
 
 def user_code(fn: Any) -> bool:
-    """Functions worth parsing: Python functions outside torch and the standard helpers."""
+    """Functions worth parsing: Python functions outside torch and the standard helpers. The defining module is read
+    from the function's globals (`functools.wraps` copies `__module__` onto a wrapper defined elsewhere)."""
     if not isinstance(fn, types.FunctionType):
         return False
-    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    module = str(fn.__globals__.get("__name__") or getattr(fn, "__module__", None) or "").split(".")[0]
     return module not in TRUSTED and not fn.__code__.co_filename.startswith("<")
+
+
+@dataclass(frozen=True)
+class CallArgs:
+    """What a call site passes, resolved on the real objects: (value, taint) per position and keyword; `rest` is the
+    taint of `*args`/`**kwargs` spread into the call. Values are MISSING where the caller's expression is a local."""
+
+    positional: tuple[tuple[Any, str], ...] = ()
+    keywords: tuple[tuple[str, Any, str], ...] = ()
+    rest: str = ""
+
+    def key(self) -> tuple[Any, ...]:
+        """Identity of the bound values for the visit cache (scalars by value, objects by id)."""
+        vals = [*(("", v, t) for v, t in self.positional), *self.keywords]
+        return tuple((k, v if type(v) in (int, str, bool) else id(v), t) for k, v, t in vals) + (self.rest,)
+
+
+ENTRY = CallArgs(rest="some")
+"""A function the engine calls (a region's method, a hook): every argument but the bound object is an input."""
 
 
 @dataclass(kw_only=True)
@@ -83,22 +104,51 @@ class Env:
     declared: set[str]
     defaults: dict[str, Any]
     loops: dict[str, ast.expr] = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
+    """Parameters bound to the real object the caller passed (never rebound in the body)."""
+    taint: dict[str, str] = field(default_factory=dict)
+    """Names whose value may differ between calls: `some`, or `every` (changes on each call, e.g. the step's `i`)."""
+    changing: dict[tuple[int, str], str] | None = None
+    """For the loop walk: state it has seen the loop advance ((container id, name) -> taint level), shared by the
+    whole walk, so a value read back from it (`model.step = self.global_step`) changes too."""
 
     @classmethod
-    def of(cls, fn: types.FunctionType, owner: Any, node: FunctionNode) -> Env:
+    def of(cls, fn: types.FunctionType, owner: Any, node: FunctionNode, call: CallArgs | None = None) -> Env:
         params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
         self_name = params[0] if params and owner is not None else None
-        declared = declared_names(node, ast.Global) | declared_names(node, ast.Nonlocal)
+        declared = set(declared_names(node, ast.Global) | declared_names(node, ast.Nonlocal))
         sig_defaults = dict(zip(params[len(params) - len(fn.__defaults__ or ()) :], fn.__defaults__ or (), strict=True))
         sig_defaults.update(fn.__kwdefaults__ or {})
-        return cls(
+        env = cls(
             fn=fn,
             owner=owner,
             self_name=self_name,
-            local=bound_names(node) - declared,
+            local=set(bound_names(node) - declared),
             declared=declared,
             defaults=sig_defaults,
         )
+        env.bind(node, params[1:] if self_name else params, call or CallArgs())
+        return env
+
+    def bind(self, node: FunctionNode, positional: list[str], call: CallArgs) -> None:
+        """Map a call's arguments to parameters; unpassed ones keep their defaults, the rest take `call.rest`."""
+        rebound = stored_names(node)
+        names = positional + [a.arg for a in node.args.kwonlyargs]
+        passed: dict[str, tuple[Any, str]] = dict(zip(positional, call.positional, strict=False))
+        passed.update({k: (v, t) for k, v, t in call.keywords if k in names})
+        for name in names:
+            value, taint = passed.get(name, (MISSING, call.rest))
+            if name in passed:
+                self.defaults.pop(name, None)
+            elif not call.rest and type(self.defaults.get(name, MISSING)) in (int, str, bool, type(None)):
+                value = self.defaults[name]  # not passed by a call the scan sees whole: the default it runs with
+            if value is not MISSING and name not in rebound:
+                self.args[name] = value
+            if taint:
+                self.taint[name] = taint
+        for extra in (node.args.vararg, node.args.kwarg):
+            if extra is not None and call.rest:
+                self.taint[extra.arg] = call.rest
 
     def nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Env:
         """The env of a function defined inside this one: its own names are local, free names resolve as here."""
@@ -108,16 +158,21 @@ class Env:
             fn=self.fn,
             owner=self.owner,
             self_name=None if self.self_name in own else self.self_name,
-            local=own | (self.local - {self.self_name}) | (nonlocal_ & self.local),
-            declared=declared_names(node, ast.Global) | (nonlocal_ - self.local),
+            local=set(own | (self.local - {self.self_name}) | (nonlocal_ & self.local)),
+            declared=set(declared_names(node, ast.Global) | (nonlocal_ - self.local)),
             defaults={k: v for k, v in self.defaults.items() if k not in own},
+            args={k: v for k, v in self.args.items() if k not in own},
+            taint={k: v for k, v in self.taint.items() if k not in own},
+            changing=self.changing,
         )
 
     def root(self, name: str) -> Any:
         """The object a bare name refers to, or MISSING for locals and unknowns."""
         if name == self.self_name:
             return self.owner
-        if name in self.defaults and isinstance(self.defaults[name], (dict, list)):
+        if name in self.args:
+            return self.args[name]
+        if name in self.defaults and isinstance(self.defaults[name], (dict, list, set)):
             return self.defaults[name]
         cells = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or (), strict=False))
         if name in cells:
@@ -131,6 +186,10 @@ class Env:
             return self.fn.__globals__[name]
         return getattr(builtins, name, MISSING)
 
+    def is_default(self, name: str) -> bool:
+        """Whether a bare name is a mutable default argument the call did not replace (shared by every call)."""
+        return name in self.defaults and isinstance(self.defaults[name], (dict, list, set)) and name not in self.args
+
     def slot(self, name: str) -> tuple[Any, str] | None:
         """(namespace, key) a `global`/`nonlocal` name is stored in, for writes to bare names."""
         if name not in self.declared:
@@ -141,11 +200,21 @@ class Env:
         return self.fn.__globals__, name
 
 
-def declared_names(node: ast.AST, kind: type[ast.Global] | type[ast.Nonlocal]) -> set[str]:
-    """Names a function declares `global` (or `nonlocal`) in its own scope, not in functions defined inside it."""
-    return {
+@functools.lru_cache(maxsize=4096)
+def stored_names(node: ast.AST) -> frozenset[str]:
+    """Names (re)bound in a function's own scope (a parameter rebound there no longer holds the caller's object)."""
+    return frozenset(
+        n.id for n in own_nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def declared_names(node: ast.AST, kind: type[ast.Global] | type[ast.Nonlocal]) -> frozenset[str]:
+    """Names a function declares `global` (or `nonlocal`) in its own scope, not in functions defined inside it
+    (cached per parsed node: every instance of a layer visits the same function)."""
+    return frozenset(
         n for s in own_nodes(node) if isinstance(s, (ast.Global, ast.Nonlocal)) and isinstance(s, kind) for n in s.names
-    }
+    )
 
 
 def own_nodes(node: ast.AST) -> Iterator[ast.AST]:
@@ -156,17 +225,21 @@ def own_nodes(node: ast.AST) -> Iterator[ast.AST]:
             yield from own_nodes(child)
 
 
-def bound_names(node: Any) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def bound_names(node: Any) -> frozenset[str]:
     """Names a function binds: parameters, assignment targets and the functions/classes it defines."""
     args = node.args
     names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
     names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return names | {
-        n.name
-        for n in ast.walk(node)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node
-    }
+    return frozenset(
+        names
+        | {
+            n.name
+            for n in ast.walk(node)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node
+        }
+    )
 
 
 def static_get(obj: Any, name: str) -> Any:
@@ -224,16 +297,55 @@ def resolve(env: Env, node: ast.expr) -> Any:
     if isinstance(node, ast.Call) and is_type_of_self(node) and isinstance(node.args[0], ast.Name):
         base = env.root(node.args[0].id)
         return type(base) if base is not MISSING else MISSING
+    if isinstance(node, ast.Subscript):
+        return item(resolve(env, node.value), static_key(env, node.slice))
     parsed = chain(node)
+    if parsed is None and isinstance(node, ast.Attribute):
+        base = resolve(env, node.value)  # `model.layers[0].flag`
+        return base if base is MISSING or isinstance(base, Prop) else static_get(base, node.attr)
     if parsed is None:
         return MISSING
     root, attrs = parsed
-    obj = env.root(root) if root != "__class__" else resolve(env, node)
+    inner = node
+    while isinstance(inner, ast.Attribute):
+        inner = inner.value
+    obj = env.root(root) if root != "__class__" else resolve(env, inner)
     for a in attrs:
         obj = static_get(obj, a)
         if isinstance(obj, Prop) or obj is MISSING:
             return obj
     return obj
+
+
+def item(container: Any, key: Any) -> Any:
+    """`container[key]` for a module container, list, tuple or dict and a key known before the call; else MISSING."""
+    if key is MISSING or container is MISSING:
+        return MISSING
+    try:
+        if isinstance(container, (nn.ModuleList, nn.Sequential)) and type(key) is int:
+            return list(container.children())[key]
+        if isinstance(container, (nn.ModuleDict, dict)):
+            return container[key] if key in container else MISSING
+        if isinstance(container, (list, tuple)) and type(key) is int:
+            return container[key]
+    except (IndexError, KeyError, TypeError):
+        return MISSING
+    return MISSING
+
+
+def class_holding(obj: Any, name: str) -> type | None:
+    """The class an instance's attribute is read from when the instance does not hold it itself."""
+    if isinstance(obj, (type, types.ModuleType)) or name in (getattr(obj, "__dict__", None) or {}):
+        return None
+    if isinstance(obj, nn.Module) and any(name in _torch.module_slot(obj, s) for s in _torch.MODULE_SLOTS):
+        return None
+    return next((k for k in type(obj).__mro__ if name in vars(k)), None)
+
+
+def slot_of(parent: Any) -> Any:
+    """The namespace a name lives in: a module's globals dict for a module object (a write to `mod.X` and a read of
+    the global `X` inside `mod` are the same state)."""
+    return vars(parent) if isinstance(parent, types.ModuleType) else parent
 
 
 def parent_and_name(env: Env, target: ast.expr) -> tuple[Any, str, str] | None:
@@ -242,7 +354,7 @@ def parent_and_name(env: Env, target: ast.expr) -> tuple[Any, str, str] | None:
         parent = resolve(env, target.value)
         if parent is MISSING or isinstance(parent, Prop):
             return None
-        return parent, target.attr, f"{type_name(parent)}.{target.attr}"
+        return slot_of(parent), target.attr, f"{type_name(parent)}.{target.attr}"
     if isinstance(target, ast.Subscript):
         parent = resolve(env, target.value)
         if not isinstance(parent, (dict, list)):
@@ -255,11 +367,15 @@ def parent_and_name(env: Env, target: ast.expr) -> tuple[Any, str, str] | None:
         slot = env.slot(target.id)
         if slot is not None:
             return slot[0], slot[1], f"{'global' if isinstance(slot[0], dict) else 'nonlocal'} {target.id}"
+        if env.is_default(target.id):
+            return env.defaults[target.id], CONTENTS, f"default argument {target.id}"
     return None
 
 
 ANY_KEY = "[*]"
 """The key of a subscript write whose index is not known statically (`self.hits[e] += 1`)."""
+CONTENTS = "<contents>"
+"""The key of a write to a container itself (a mutable default argument appended to)."""
 
 
 def static_key(env: Env, node: ast.expr) -> Any:
@@ -305,3 +421,46 @@ def cell_value(cell: Any) -> Any:
         return cell.cell_contents
     except ValueError:
         return MISSING
+
+
+MAX_ITEMS = 4096
+"""Bound on the elements of one loop the scan binds its variable to (a generated model cannot make it run away)."""
+
+
+def iter_values(env: Env, node: ast.expr) -> list[Any] | None:
+    """The real objects a `for` loop binds its variable to: a module container's children, a list/tuple/set's
+    elements, a dict's keys, `module.modules()`/`.children()`/`.parameters()`-free module walks, `.values()`; None
+    when not known. `enumerate(x)` and `.items()`/`.named_*()` yield pairs: see `pair_values`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
+        base = resolve(env, node.func.value)
+        name = node.func.attr
+        if isinstance(base, nn.Module) and name in ("modules", "children"):
+            return list(base.modules() if name == "modules" else base.children())[:MAX_ITEMS]
+        if isinstance(base, dict) and name == "values":
+            return list(base.values())[:MAX_ITEMS]
+        return None
+    value = resolve(env, node)
+    if isinstance(value, (nn.ModuleList, nn.Sequential)):
+        return list(value.children())[:MAX_ITEMS]
+    if isinstance(value, nn.ModuleDict):
+        return list(value.keys())[:MAX_ITEMS]
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        return list(value)[:MAX_ITEMS]
+    return None
+
+
+def pair_values(env: Env, node: ast.expr) -> list[tuple[Any, Any]] | None:
+    """(first, second) per element for `enumerate(x)`, `d.items()`, `m.named_modules()`/`named_children()`."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Name) and node.func.id == "enumerate" and len(node.args) == 1:
+        items = iter_values(env, node.args[0])
+        return None if items is None else list(enumerate(items))
+    if isinstance(node.func, ast.Attribute) and not node.args:
+        base = resolve(env, node.func.value)
+        name = node.func.attr
+        if isinstance(base, nn.Module) and name in ("named_modules", "named_children"):
+            return list(base.named_modules() if name == "named_modules" else base.named_children())[:MAX_ITEMS]
+        if isinstance(base, (dict, nn.ModuleDict)) and name == "items":
+            return list(base.items())[:MAX_ITEMS]
+    return None

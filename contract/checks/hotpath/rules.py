@@ -1,9 +1,10 @@
 """CC3xx: mutable Python state on a compiled region's hot path, found by reading the source (no inputs needed).
 
 The scan (`contract.checks.hotpath.scan`) resolves every name against the real objects; `check` turns what it saw
-into findings of these rules, located at `file:line` (a module path for CC308). Only CC301 is an error, and only when the value was
-resolved, the rewrite changes it on every call and the code runs compiled now: everything heuristic (and anything
-behind Python state that is false today) is a warning, because an error stops the engine.
+into findings of these rules, located at `file:line` (a module path for CC308). Only CC301 and CC310 are errors, and
+only when the value was resolved and certainly changes on every call (CC301: the hot path rewrites it; CC310: the
+step does, more often than the region's budget allows): everything heuristic (and anything behind Python state that
+only the step turns on) is a warning, because an error stops the engine. CC310 and CC311 need the contract's `step`.
 """
 
 from __future__ import annotations
@@ -264,6 +265,68 @@ Compile the parent module once (the layer stack), pass the index as an argument,
 """,
 )
 
+LOOP_MUTATED = Rule(
+    code="CC310",
+    name="state-changed-between-calls",
+    severity="error",
+    doc="""\
+## What it does
+When the contract names a `step`, reads its source (and the eager code it calls: helpers, the model's methods, a
+parent module's forward that is not compiled) and finds the Python state it writes between compiled calls that a
+compiled region reads: a module attribute (`model.step_count = i`, `setattr(model, "stage", ...)`,
+`for layer in model.layers: layer.temperature = t`), `model.train()`/`model.eval()` toggles (a compiled module, or a
+Dropout/BatchNorm inside it, reads `training`), module globals, class attributes, closure cells and container items.
+It is an error when the state is a Python `int`/`str`/`bool`/enum and the step certainly changes it on every call
+(a counter, a value computed as `i`, `i + k`, `i % 2 == 0`, `not flag`), more often than the region's
+`recompile_budget` allows; a warning when it may settle (a schedule such as `i // 100`, a float, a flag set under
+`if i == 2:`, two constants written in turn). A constant written every step (`model.eval()`) is not reported.
+
+## Why it matters
+Dynamo bakes the Python values a compiled region reads into its graph and guards on them. A value the loop changes
+between calls fails the guard at the next call: a recompile per new value, up to `recompile_limit` (8), after which
+the region silently runs eager for good. The scan sees it before the first step; the probe (CC401) only when its
+steps happen to change the value.
+
+## Example
+```python
+def step(model, i):
+    model.step_count = i          # CC310: the compiled forward reads self.step_count
+    return model(batch(i))
+```
+
+## Fix
+Pass the changing value as a tensor argument (`model(x, step=torch.tensor(i))`), keep it in a buffer updated in
+place (`model.step_buf.fill_(i)`), or stop reading it in the compiled code.
+""",
+)
+
+LATE_HOOK = Rule(
+    code="CC311",
+    name="hook-registered-by-step",
+    severity="warning",
+    doc="""\
+## What it does
+When the contract names a `step`, warns when the step (or code it calls) registers a forward hook or pre-hook
+(`register_forward_hook`, `register_forward_pre_hook`) on a module inside a compiled region. The hook's body is then
+scanned as hot code, since it runs inside the compiled call from then on.
+
+## Why it matters
+Dynamo guards on a module's hooks: a hook added after the first compile recompiles the region, and a step that adds
+one every call (or a new closure each time) keeps recompiling. The probe reports the same as CC404 when it runs.
+
+## Example
+```python
+def step(model, i):
+    if i == 2:
+        model.register_forward_hook(log_output)   # CC311
+    return model(batch(i))
+```
+
+## Fix
+Register hooks before the contract is applied (before the first compiled call), and keep them registered.
+""",
+)
+
 RULES: tuple[Rule, ...] = (
     COUNTER,
     ASSIGNED,
@@ -274,4 +337,6 @@ RULES: tuple[Rule, ...] = (
     DYNAMIC_GETATTR,
     BATCHNORM,
     PER_INSTANCE,
+    LOOP_MUTATED,
+    LATE_HOOK,
 )

@@ -1,16 +1,20 @@
 """Static scan of every compiled region's hot path for Python state that makes Dynamo guard, recompile or break.
 
 Starting from each target's method, the scan parses (once per code object) the source of every function the region
-reaches: methods on `self`, submodules' `forward` (and `__call__` overrides), helpers, properties and registered
-forward hooks. Names are resolved against the *real* objects (the module instances, the function's globals,
-closure cells and defaults), so a finding says what the value is (`int`, `float`, tensor...), not what it looks
-like. torch's own code is trusted and not parsed. Code that never runs compiled is skipped: under
+reaches: methods on `self`, submodules' `forward` (and `__call__` overrides), helpers in any module (with the objects
+passed to them bound to their parameters), properties, forward hooks and pre-hooks, and the methods of objects held
+as attributes, library code included. Names are resolved against the *real* objects (the module instances, the
+function's globals, closure cells and defaults), so a finding says what the value is (`int`, `float`, tensor...), not
+what it looks like. torch's own code is trusted and not parsed. Code that never runs compiled is skipped: under
 `if not torch.compiler.is_compiling():` (whatever name it was imported under, in an `and`, through a local flag) and
 after `if torch.compiler.is_compiling(): return`. Code behind Python state that is false now (`if self.training:` in
-eval mode, a debug flag that is off) is scanned as *dormant*: what it finds there is a warning, never an error.
+eval mode, a debug flag that is off) is scanned as *dormant*: reported (as a warning) only when the hot path or the
+step turns that state on. Given the engine's `step`, the scan also reads what it writes between compiled calls
+(`loop`).
 
-The pieces, by concern: `resolve` (names and values on the real objects), `walk` and `calls` (the AST walk),
-`conditions` (what a test is worth under compile), `classify` (writes -> hazards); `model` holds the records.
+The pieces, by concern: `resolve` (names and values on the real objects), `walk`, `locals` and `calls` (the AST
+walk), `flow` (what changes between calls), `conditions` (what a test is worth under compile), `classify` (writes ->
+hazards), `loop` (the step's side); `model` holds the records.
 """
 
 from __future__ import annotations
@@ -20,25 +24,42 @@ from typing import Any
 from torch import nn
 
 from contract import _torch
-from contract.checks.hotpath.classify import classify_writes, per_instance
-from contract.checks.hotpath.model import Hazard, ScanState
+from contract.checks.hotpath.classify import classify_writes, per_instance, written_keys
+from contract.checks.hotpath.loop import classify_loop, walk_step
+from contract.checks.hotpath.model import MISSING, Hazard, ScanState
+from contract.checks.hotpath.resolve import ENTRY
 from contract.checks.hotpath.walk import visit_callable, visit_hooks
 
 
-def scan(binding: Any) -> list[Hazard]:
-    """Scan the hot path of every enabled region of a binding; returns raw hazards, deduplicated by location."""
+def scan(binding: Any, step: Any = None) -> list[Hazard]:
+    """Scan the hot path of every enabled region of a binding (and, given the engine's `step`, what the loop changes
+    between calls); returns raw hazards, deduplicated by location."""
     state = ScanState()
-    for rb in binding.regions.values():
-        if not rb.region.enabled:
-            continue
+    regions = [rb for rb in binding.regions.values() if rb.region.enabled]
+    for rb in regions:
         for target in rb.targets:
+            state.targets.add((id(target.module), target.method))
+            if target.method == "forward":
+                for sub in target.module.modules():
+                    state.hot_modules.setdefault(id(sub), rb.region.name)
+    for rb in regions:
+        for target in rb.targets:
+            state.target = id(target.module)
             fn = getattr(type(target.module), target.method, None)
-            visit_callable(state, fn, target.module, rb.region.name)
+            visit_callable(state, fn, target.module, rb.region.name, call=ENTRY)
             visit_hooks(state, target.module, rb.region.name)
             instance_hazards(state, target.module, target.path, rb.region.name)
-    state.hazards += classify_writes(state)
+            implicit_reads(state, target.module, target.path, rb.region.name)
+    if step is not None:
+        walk_step(state, step, binding.model)
+    step_keys = frozenset(
+        w.key for w in state.loop_writes if w.changing or w.literal is not MISSING and w.literal != w.value
+    )
+    state.hazards += classify_writes(state, step_keys)
     state.hazards += per_instance(state, binding)
-    return _dedupe(state.hazards)
+    state.hazards += classify_loop(state, {rb.region.name: rb.region.recompile_budget for rb in regions})
+    flips = written_keys(state) | step_keys
+    return _dedupe([h for h in state.hazards if not h.guard_keys or h.guard_keys & flips])
 
 
 def _dedupe(hazards: list[Hazard]) -> list[Hazard]:
@@ -59,3 +80,14 @@ def instance_hazards(state: ScanState, module: nn.Module, path: str, region: str
             state.hazards.append(
                 Hazard(kind="batchnorm", where=where, region=region, what=f"{type(sub).__name__}(momentum=None)")
             )
+
+
+def implicit_reads(state: ScanState, module: nn.Module, path: str, region: str) -> None:
+    """torch's own modules whose forward reads `self.training` (Dropout, BatchNorm, ...): Dynamo guards on it, so a
+    step that toggles train/eval recompiles them; torch's code is not parsed, its names are enough."""
+    for name, sub in module.named_modules():
+        cls = type(sub)
+        code = getattr(getattr(cls, "forward", None), "__code__", None)
+        if cls.__module__.split(".")[0] == "torch" and code is not None and "training" in code.co_names:
+            where = ".".join(p for p in (path, name) if p) or "<root>"
+            state.reads.setdefault((id(sub), "training"), (where, region))

@@ -4,6 +4,7 @@ it reaches (methods, submodules' forward, hooks, properties) and recording reads
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import types
@@ -16,14 +17,20 @@ from torch import nn
 from contract import _torch
 from contract.checks.hotpath import calls
 from contract.checks.hotpath.classify import aug_form, form_of, literal
-from contract.checks.hotpath.conditions import cond, exits, tensor_valued, tested_values, walk_expr
+from contract.checks.hotpath.conditions import cond, tensor_valued, tested_values, walk_expr
+from contract.checks.hotpath.flow import taint_of
+from contract.checks.hotpath.locals import Locals, single_assignments
 from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Prop, ScanState, Source, Write
 from contract.checks.hotpath.resolve import (
+    CONTENTS,
+    CallArgs,
     Env,
     cell_value,
     chain,
+    class_holding,
     parent_and_name,
     resolve,
+    slot_of,
     source_of,
     static_get,
     static_key,
@@ -33,25 +40,47 @@ from contract.checks.hotpath.resolve import (
 
 
 def visit_callable(
-    state: ScanState, fn: Any, owner: Any, region: str, depth: int = 0, guard: Cond | None = None
+    state: ScanState,
+    fn: Any,
+    owner: Any,
+    region: str,
+    depth: int = 0,
+    guard: Cond | None = None,
+    call: CallArgs | None = None,
+    walker: type[Walker] | None = None,
 ) -> None:
-    """Visit a function reached on the hot path, with the object bound as its first argument (or None)."""
-    if isinstance(fn, (staticmethod, classmethod)):
-        fn = fn.__func__
-    if isinstance(fn, types.MethodType):
-        fn, owner = fn.__func__, fn.__self__
-    fn, owner = call_method(fn, owner)
-    fn = inspect.unwrap(fn, stop=_torch.is_compiler_disabled) if callable(fn) else fn
+    """Visit a function reached on the hot path (or, with a loop walker, from the step), with the object bound as its
+    first argument (or None) and what the call site passes."""
+    fn, owner = callee_of(fn, owner)
     if depth > 40 or state.visits >= MAX_VISITS or not user_code(fn):
         return
-    key = (fn.__code__, id(owner), region, guard is None)
+    cls = walker or Walker
+    call = call or CallArgs()
+    key = (fn.__code__, id(owner), region, guard is None, cls.MODE, call.key())
     if key in state.visited:
         return
     state.visited.add(key)
     state.visits += 1
     src = source_of(state, fn)
     if src is not None:
-        Walker(state, src, Env.of(fn, owner, src.node), region, depth, guard).run()
+        cls(state, src, Env.of(fn, owner, src.node, call), region, depth, guard).run()
+
+
+def callee_of(fn: Any, owner: Any) -> tuple[Any, Any]:
+    """The function Python runs for a callee, and the object bound to its first argument: methods are split, callable
+    objects run their class's `__call__`, and wrappers are unwrapped only where the wrapper is trusted code (a user
+    or library wrapper, `functools.wraps` or not, is what Python calls: it is walked itself)."""
+    for _ in range(8):
+        if isinstance(fn, (staticmethod, classmethod)):
+            fn = fn.__func__
+        if isinstance(fn, types.MethodType):
+            fn, owner = fn.__func__, fn.__self__
+        fn, owner = call_method(fn, owner)
+        inner = getattr(fn, "__wrapped__", None) if callable(fn) else None
+        if inner is None or user_code(fn) or _torch.is_compiler_disabled(fn):
+            return fn, owner
+        fn = inner
+    return fn, owner
 
 
 def call_method(fn: Any, owner: Any) -> tuple[Any, Any]:
@@ -63,29 +92,55 @@ def call_method(fn: Any, owner: Any) -> tuple[Any, Any]:
 
 
 def visit_module(
-    state: ScanState, module: nn.Module, region: str, depth: int, method: str = "forward", guard: Cond | None = None
+    state: ScanState,
+    module: nn.Module,
+    region: str,
+    depth: int,
+    method: str = "forward",
+    guard: Cond | None = None,
+    walker: type[Walker] | None = None,
+    call: CallArgs | None = None,
 ) -> None:
     """A submodule called on the hot path: its method (and `__call__` override), or torch containers' children."""
     cls = type(module)
     if cls.__module__.split(".")[0] == "torch":
         if isinstance(module, (nn.Sequential, nn.ModuleList, nn.ModuleDict)):
             for child in module.children():
-                visit_module(state, child, region, depth + 1, guard=guard)
+                visit_module(state, child, region, depth + 1, guard=guard, walker=walker)
         return
-    visit_callable(state, getattr(cls, method, None), module, region, depth + 1, guard)
+    visit_callable(state, getattr(cls, method, None), module, region, depth + 1, guard, call, walker)
     if method == "forward" and cls.__call__ is not nn.Module.__call__:
-        visit_callable(state, cls.__call__, module, region, depth + 1, guard)
+        visit_callable(state, cls.__call__, module, region, depth + 1, guard, call, walker)
 
 
 def visit_hooks(state: ScanState, module: nn.Module, region: str) -> None:
-    """Forward hooks registered on the region's modules run inside the compiled call."""
+    """Forward (pre-)hooks registered on the region's modules, and global module hooks, run inside the compiled call:
+    each is walked with the module bound to its first parameter."""
+    globals_ = _torch.global_forward_hooks()
     for sub in module.modules():
         for hook in _torch.forward_hooks(sub):
-            visit_callable(state, hook, getattr(hook, "__self__", None), region, 1)
+            visit_hook(state, hook, sub, region)
+    for hook in globals_:
+        visit_hook(state, hook, module, region)
 
 
-class Walker(ast.NodeVisitor):
+def visit_hook(state: ScanState, hook: Any, module: nn.Module, region: str, walker: type[Walker] | None = None) -> None:
+    """One hook called as `hook(module, args, ...)`; a `functools.partial` passes its own arguments first."""
+    pre: tuple[tuple[Any, str], ...] = ()
+    keywords: tuple[tuple[str, Any, str], ...] = ()
+    if isinstance(hook, functools.partial):
+        pre = tuple((a, "") for a in hook.args)
+        keywords = tuple((k, v, "") for k, v in hook.keywords.items())
+        hook = hook.func
+    call = CallArgs(positional=(*pre, (module, "")), keywords=keywords, rest="some")
+    visit_callable(state, hook, None, region, 1, call=call, walker=walker)
+
+
+class Walker(Locals, ast.NodeVisitor):
     """Walks one function's body once for one (function, instance) visit, emitting hazards and further visits."""
+
+    MODE = "hot"
+    """`hot`: code that runs compiled; the loop walker (`loop.LoopWalker`) walks the step instead."""
 
     def __init__(
         self, state: ScanState, src: Source, env: Env, region: str, depth: int, guard: Cond | None = None
@@ -97,6 +152,12 @@ class Walker(ast.NodeVisitor):
         """Locals holding a compile check (`eager = not is_compiling()`)."""
         self.nested: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         """Functions defined in this body, visited where they are called."""
+        self.items: dict[str, list[Any]] = {}
+        """Loop variables bound to the real objects the loop runs over (`for layer in self.layers:`)."""
+        self.saved: dict[str, str] = {}
+        """Locals holding a state's value read earlier (`old = self.config.x`): writing it back restores the state."""
+        self.once_assigned = single_assignments(src.node)
+        """Locals assigned exactly once in this function: one that gets a constant is bound to it (`_constant`)."""
 
     def run(self) -> None:
         """Walk the function's body (a lambda's expression as one statement)."""
@@ -110,26 +171,43 @@ class Walker(ast.NodeVisitor):
     def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True) -> None:
         """Record one raw hazard at a node (dormant when the walk sits behind a guard)."""
         guard = ", ".join(self.guard.guards) if self.guard else ""
+        keys = self.guard.keys if self.guard else frozenset()
         self.state.hazards.append(
-            Hazard(kind=kind, where=self.where(node), region=self.region, what=what, certain=certain, guard=guard)
+            Hazard(
+                kind=kind,
+                where=self.where(node),
+                region=self.region,
+                what=what,
+                certain=certain,
+                guard=guard,
+                guard_keys=keys,
+            )
         )
 
-    def enter(self, fn: Any, owner: Any) -> None:
+    def enter(self, fn: Any, owner: Any, call: CallArgs | None = None) -> None:
         """Follow a callee reached from here (one level deeper, behind the same guard)."""
-        visit_callable(self.state, fn, owner, self.region, self.depth + 1, self.guard)
+        visit_callable(self.state, fn, owner, self.region, self.depth + 1, self.guard, call, type(self))
 
     def walk_nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A function defined in this body and called here: walk its body with its own locals."""
-        key = (self.env.fn.__code__, node.lineno, id(self.env.owner), self.region, self.guard is None)
+        key = (self.env.fn.__code__, node.lineno, id(self.env.owner), self.region, self.guard is None, self.MODE)
         if key in self.state.visited:
             return
         self.state.visited.add(key)
         src = Source(node=node, file=self.src.file, offset=self.src.offset)
-        Walker(self.state, src, self.env.nested(node), self.region, self.depth + 1, self.guard).run()
+        type(self)(self.state, src, self.env.nested(node), self.region, self.depth + 1, self.guard).run()
 
-    def enter_module(self, module: nn.Module, method: str = "forward") -> None:
+    def enter_module(self, module: nn.Module, method: str = "forward", call: CallArgs | None = None) -> None:
         """Follow a submodule (or one of its methods) called from here."""
-        visit_module(self.state, module, self.region, self.depth, method=method, guard=self.guard)
+        visit_module(self.state, module, self.region, self.depth, method, self.guard, type(self), call)
+
+    def special_call(self, node: ast.Call, callee: Any) -> bool:
+        """Calls a walker handles itself (the loop walker: `train()`/`eval()`, hook registration); True if handled."""
+        return False
+
+    def note_read(self, key: tuple[int, str], node: ast.AST) -> None:
+        """Remember state read on the hot path (the loop walker reads nothing hot)."""
+        self.state.reads.setdefault(key, (self.where(node), self.region))
 
     # ------------------------------------------------------------------------------------------ control flow
 
@@ -146,24 +224,21 @@ class Walker(ast.NodeVisitor):
                 self.visit(value)
 
     def _block(self, stmts: list[ast.stmt]) -> None:
-        """Visit statements in order; after `if is_compiling(): return`, the rest runs only eagerly."""
+        """Visit statements in order; after `if is_compiling(): return`, the rest runs only eagerly; after
+        `if self.done: return`, the rest is one-time initialisation when it sets `self.done` (see `_once`)."""
         for i, stmt in enumerate(stmts):
             self.visit(stmt)
             exit_cond = self._exit_cond(stmt)
             if exit_cond is None:
+                keys = self._once_keys(stmt)
+                if keys:
+                    self._once(keys, stmts[i + 1 :])
+                    return
                 continue
             if not exit_cond.eager:
                 with self._dormant(exit_cond):
                     self._block(stmts[i + 1 :])
             return
-
-    def _exit_cond(self, stmt: ast.stmt) -> Cond | None:
-        """The condition under which an `if` leaves the block when compiled (return/raise/continue/break)."""
-        if not isinstance(stmt, ast.If):
-            return None
-        cond = self._cond(stmt.test)
-        taken = stmt.body if cond.value else stmt.orelse
-        return cond if cond.value is not None and exits(taken) else None
 
     @contextmanager
     def _dormant(self, cond: Cond) -> Iterator[None]:
@@ -220,27 +295,33 @@ class Walker(ast.NodeVisitor):
     def visit_For(self, node: ast.For) -> None:
         it = node.iter
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
-            it = it.args[0]
+            inner = it.args[0]
             target = node.target.elts[1] if isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2 else None
         else:
-            target = node.target
+            inner, target = it, node.target
         if isinstance(target, ast.Name):
-            self.env.loops[target.id] = it
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
-            for arg in it.args:
+            self.env.loops[target.id] = inner
+        self._bind_loop(node.target, it)
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "range":
+            for arg in inner.args:
                 self._test(arg)
         self.generic_visit(node)
 
     # --------------------------------------------------------------------------------------------- writes
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.record_write(node.target, aug_form(node), node)
+        self.record_write(node.target, aug_form(node), node, value=node.value)
+        self._taint(node.target, node.value)
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
-            self.record_write(target, form_of(node.value, target), node, literal(node.value))
+            form = "restore" if self._restores(target, node.value) else form_of(node.value, target)
+            self.record_write(target, form, node, literal(node.value), node.value)
+            self._save(target, node.value)
+            self._constant(target, node.value)
             self._flag(target, node.value)
+            self._taint(target, node.value)
         self.visit(node.value)
         for target in node.targets:
             if not isinstance(target, (ast.Attribute, ast.Name)):
@@ -248,9 +329,17 @@ class Walker(ast.NodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
-            self.record_write(node.target, form_of(node.value, node.target), node, literal(node.value))
+            self.record_write(node.target, form_of(node.value, node.target), node, literal(node.value), node.value)
             self._flag(node.target, node.value)
+            self._taint(node.target, node.value)
             self.visit(node.value)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        """`del self.config.x` after setting it for the call: the state is back to what it was (a restore)."""
+        for target in node.targets:
+            if isinstance(target, ast.Attribute):
+                self.record_write(target, "restore", node)
+        self.generic_visit(node)
 
     def _flag(self, target: ast.expr, value: ast.expr) -> None:
         """Remember a local that holds a compile check (`eager = not is_compiling()`); forget it when rebound."""
@@ -270,9 +359,8 @@ class Walker(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load) and node.id not in self.env.local:
-            slot = (self.env.fn.__globals__, node.id) if node.id in self.env.fn.__globals__ else None
-            if slot is not None:
-                self.state.reads.add((id(slot[0]), slot[1]))
+            if node.id in self.env.fn.__globals__:
+                self.note_read((id(self.env.fn.__globals__), node.id), node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         container = resolve(self.env, node.value)
@@ -281,7 +369,7 @@ class Walker(ast.NodeVisitor):
         elif isinstance(container, (dict, list)):
             key = static_key(self.env, node.slice)
             if key is not MISSING:
-                self.state.reads.add((id(container), repr(key)))
+                self.note_read((id(container), repr(key)), node)
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
@@ -298,33 +386,80 @@ class Walker(ast.NodeVisitor):
     # ------------------------------------------------------------------------------------------------ events
 
     def _read(self, node: ast.Attribute) -> None:
+        base = chain(node.value)
+        if base is not None and base[0] in self.items and base[0] not in self.env.args:
+            with self.each(base[0]) as values:
+                for value in values:
+                    self.env.args[base[0]] = value
+                    self._read(node)
+            return
         parent = resolve(self.env, node.value)
         if parent is MISSING or isinstance(parent, Prop):
             return
-        self.state.reads.add((id(parent), node.attr))
+        self.note_read((id(slot_of(parent)), node.attr), node)
+        holder = class_holding(parent, node.attr)
+        if holder is not None:  # a class attribute read through an instance: `M.scale = i` changes it too
+            self.note_read((id(holder), node.attr), node)
         value = static_get(parent, node.attr)
         if isinstance(value, Prop):
             self.enter(value.prop.fget, parent)
         elif type(value) in (int, str) and isinstance(parent, nn.Module) and _on_self(self.env, node):
             key = (self.region, self.where(node), f"{type(parent).__name__}.{node.attr}")
-            self.state.scalar_reads.setdefault(key, set()).add((id(parent), value))
+            self.state.scalar_reads.setdefault(key, {}).setdefault(self.state.target, set()).add(value)
 
-    def record_write(self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING) -> None:
+    def record_write(
+        self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING, value: ast.expr | None = None
+    ) -> None:
+        """A write to `target`: to each element when it goes through a loop variable, to a property's setter."""
         if isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self.record_write(elt, form, node)
+            return
+        base = chain(target.value) if isinstance(target, (ast.Attribute, ast.Subscript)) else None
+        if base is not None and base[0] in self.items and base[0] not in self.env.args:
+            with self.each(base[0]) as values:
+                for item in values:
+                    self.env.args[base[0]] = item
+                    self.record_write(target, form, node, literal, value)
             return
         found = parent_and_name(self.env, target)
         if found is None:
             return
         parent, key, what = found
-        store = parent.cell_contents if type(parent).__name__ == "cell" else parent
-        value = value_at(parent, key) if type(parent).__name__ != "cell" else cell_value(parent)
-        via = "cell" if type(parent).__name__ == "cell" else "class" if isinstance(parent, type) else ""
+        if isinstance(target, ast.Attribute):
+            prop = static_get(parent, key)
+            if isinstance(prop, Prop):
+                if prop.prop.fset is not None:
+                    self.enter(prop.prop.fset, parent, CallArgs(positional=((MISSING, taint_of(self.env, value)),)))
+                return
+        if (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and self.env.is_default(target.value.id)
+            and value_at(parent, key) is MISSING
+        ):  # a new key in a mutable default: it grows across calls
+            self.emit_write(parent, CONTENTS, f"default argument {target.value.id}", "mutate", node)
+        self.emit_write(parent, key, what, form, node, literal, value)
+
+    def emit_write(
+        self,
+        parent: Any,
+        key: str,
+        what: str,
+        form: str,
+        node: ast.AST,
+        literal: Any = MISSING,
+        value: ast.expr | None = None,
+    ) -> None:
+        """Record one resolved write, with the state's current value, for `classify`."""
+        is_cell = type(parent).__name__ == "cell"
+        store = parent.cell_contents if is_cell else parent
+        current = parent if key == CONTENTS else cell_value(parent) if is_cell else value_at(parent, key)
+        via = "cell" if is_cell else "class" if isinstance(parent, type) else ""
         self.state.writes.append(
             Write(
                 key=(id(parent), key),
-                value=value,
+                value=current,
                 form=form,
                 where=self.where(node),
                 region=self.region,

@@ -1,4 +1,5 @@
-"""CC302: rewrites from the value's own value that may settle, and a list that grows on the hot path."""
+"""CC302: a list that grows on the hot path and a rewrite from the value's own value that does not settle; rewrites
+that settle (a high-water mark, a default kept, a conversion of itself) are not reported."""
 import enum
 
 from torch import nn
@@ -17,13 +18,15 @@ class Rotary(nn.Module):
         self.act = "gelu"
         self.mode = Mode.A
         self.history = []
+        self.scale = 1
 
     def forward(self, x):
-        self.max_seq_len_cached = max(self.max_seq_len_cached, x.shape[1])  # expect: CC302
-        self.act = self.act or "relu"  # expect: CC302
-        self.mode = Mode(self.mode)  # expect: CC302
+        self.max_seq_len_cached = max(self.max_seq_len_cached, x.shape[1])  # settles: not reported
+        self.act = self.act or "relu"  # settles: not reported
+        self.mode = Mode(self.mode)  # settles: not reported
         self.history.append(x.shape[0])  # expect: CC302
-        y = self.proj(x)
+        self.scale = self.scale * 2  # expect: CC302
+        y = self.proj(x) * self.scale
         return nn.functional.gelu(y) if self.act == "gelu" else y.relu()
 
 

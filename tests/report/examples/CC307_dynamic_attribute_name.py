@@ -1,4 +1,4 @@
-"""CC307: a head chosen by a computed attribute name."""
+"""CC307: a head chosen by an attribute name computed from an argument (a constant name is not reported)."""
 from torch import nn
 
 
@@ -7,10 +7,12 @@ class MultiHead(nn.Module):
         super().__init__()
         self.head_a = nn.Linear(8, 2)
         self.head_b = nn.Linear(8, 2)
-        self.task = "a"
 
-    def forward(self, x):
-        return getattr(self, f"head_{self.task}")(x)  # expect: CC307
+    def forward(self, x, task: str = "a"):
+        y = getattr(self, "head_a")(x)  # a constant name: one attribute, no finding
+        for name in ("a", "b"):
+            y = y + getattr(self, f"head_{name}")(x)  # unrolled over constants: no finding
+        return y + getattr(self, f"head_{task}")(x)  # expect: CC307
 
 
 def build() -> nn.Module:

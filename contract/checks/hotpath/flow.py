@@ -1,0 +1,175 @@
+"""Which values change between calls: the step's `i` (and what is computed from it), a compiled method's arguments,
+clocks and random draws. `change` says whether an expression is certain to change on every call (`i`, `i + 1`,
+`i % 2 == 0`, `not flag`) or only may (`i // 100`, `schedule(i)`), and how many distinct values it can take."""
+
+from __future__ import annotations
+
+import ast
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from contract.checks.hotpath.model import MISSING
+from contract.checks.hotpath.resolve import Env, resolve
+
+LEVELS = ("", "some", "every")
+"""Taint levels, weakest first: unchanged, may change between calls, changes on every call."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """How an expression's value moves between calls."""
+
+    certain: bool
+    """True when it differs from one call to the next (a counter, `i % 2 == 0`)."""
+    distinct: int | None = None
+    """How many values it cycles through (None: unbounded)."""
+
+
+_CHANGING: dict[int, str] = {}
+
+
+def changing_calls() -> dict[int, str]:
+    """Callables whose result differs per call (clocks, random draws, `next`), by identity."""
+    if not _CHANGING:
+        fns: list[Any] = [time.time, time.perf_counter, time.monotonic, time.time_ns, next]
+        fns += [getattr(random, n) for n in ("random", "randint", "uniform", "choice", "gauss", "randrange", "sample")]
+        _CHANGING.update({id(f): getattr(f, "__name__", "") for f in fns})
+    return _CHANGING
+
+
+def stronger(a: str, b: str) -> str:
+    """The stronger of two taint levels."""
+    return a if LEVELS.index(a) >= LEVELS.index(b) else b
+
+
+def taint_of(env: Env, node: ast.expr | None) -> str:
+    """`every`, `some` or `` for an expression, from the taint of the names and calls it reads."""
+    if node is None:
+        return ""
+    found = change(env, node)
+    return "" if found is None else "every" if found.certain else "some"
+
+
+def change(env: Env, node: ast.expr) -> Change | None:
+    """How an expression changes between calls (None: it does not, as far as the scan can tell)."""
+    if isinstance(node, ast.Constant):
+        return None
+    if isinstance(node, ast.Name):
+        level = env.taint.get(node.id, "") or _advanced(env, node)
+        return Change(level == "every") if level else None
+    if isinstance(node, ast.Attribute) and env.changing:
+        level = _advanced(env, node)
+        if level:
+            return Change(level == "every")
+    if isinstance(node, ast.BinOp):
+        return _binop(env, node)
+    if isinstance(node, ast.UnaryOp):
+        inner = change(env, node.operand)
+        return Change(inner.certain, 2) if inner and isinstance(node.op, ast.Not) else inner
+    if isinstance(node, ast.Compare):
+        return _compare(env, node)
+    if isinstance(node, ast.JoinedStr):
+        parts = [change(env, v.value) for v in node.values if isinstance(v, ast.FormattedValue)]
+        return _any(parts, certain=any(p and p.certain for p in parts))
+    if isinstance(node, ast.Subscript):
+        index = change(env, node.slice)
+        container = resolve(env, node.value)
+        if index and index.certain and isinstance(container, (str, tuple, list)) and len(set(container)) > 1:
+            return Change(True, min(index.distinct or len(container), len(set(container))))
+        return _any([index, change(env, node.value)])
+    if isinstance(node, ast.Call):
+        return _call(env, node)
+    if isinstance(node, ast.IfExp):
+        return _ifexp(env, node)
+    return _any([change(env, c) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)])
+
+
+def _advanced(env: Env, node: ast.Name | ast.Attribute) -> str:
+    """The taint of state the loop walk saw advance (`self.global_step += 1` earlier in the step), read back here."""
+    if not env.changing:
+        return ""
+    if isinstance(node, ast.Name):
+        if node.id in env.local or node.id not in env.fn.__globals__:
+            return ""
+        return env.changing.get((id(env.fn.__globals__), node.id), "")
+    parent = resolve(env, node.value)
+    return "" if parent is MISSING else env.changing.get((id(parent), node.attr), "")
+
+
+def _any(parts: list[Change | None], certain: bool = False) -> Change | None:
+    """Some part changes: the whole may change (certain only when the caller says so)."""
+    return Change(certain) if any(p is not None for p in parts) else None
+
+
+def _binop(env: Env, node: ast.BinOp) -> Change | None:
+    """`i + k`, `k * i` change every call; `i % k` cycles through k values; others may change."""
+    left, right = change(env, node.left), change(env, node.right)
+    if left is None and right is None:
+        return None
+    moving, other, other_node = (left, right, node.right) if left is not None else (right, left, node.left)
+    assert moving is not None
+    if isinstance(node.op, (ast.Add, ast.Sub)) and other is None and moving.certain:
+        return Change(True, moving.distinct)
+    if isinstance(node.op, ast.Mult) and moving.certain and _nonzero_constant(other_node):
+        return Change(True, moving.distinct)
+    if isinstance(node.op, ast.Mod) and left is not None and left.certain and right is None:
+        k = node.right.value if isinstance(node.right, ast.Constant) else None
+        if isinstance(k, int) and not isinstance(k, bool) and k >= 2:
+            return Change(True, k)
+    return Change(False)
+
+
+def _compare(env: Env, node: ast.Compare) -> Change | None:
+    """`i % k == c` (c < k) flips on every cycle: certain, two values; other comparisons may flip."""
+    parts = [change(env, node.left), *(change(env, c) for c in node.comparators)]
+    if all(p is None for p in parts):
+        return None
+    if (
+        len(node.ops) == 1
+        and isinstance(node.ops[0], (ast.Eq, ast.NotEq))
+        and parts[0] is not None
+        and parts[0].certain
+        and parts[0].distinct
+        and isinstance(node.comparators[0], ast.Constant)
+        and isinstance(node.comparators[0].value, int)
+        and 0 <= node.comparators[0].value < parts[0].distinct
+    ):
+        return Change(True, 2)
+    return Change(False, 2)
+
+
+def _call(env: Env, node: ast.Call) -> Change | None:
+    """`str(i)`/`int(i)` keep the change; clocks and random draws may change; any call reading a changing value may."""
+    fn = resolve(env, node.func)
+    args = [change(env, a) for a in node.args] + [change(env, k.value) for k in node.keywords]
+    if (fn is str or fn is int) and len(node.args) == 1 and args[0] is not None:
+        return args[0]
+    if fn is not MISSING and id(fn) in changing_calls():
+        return Change(False)
+    if isinstance(node.func, ast.Attribute) and env.changing:  # `sched.value()` of an object the loop advances
+        owner = resolve(env, node.func.value)
+        if owner is not MISSING and any(key[0] == id(owner) for key in env.changing):
+            return Change(False)
+    return _any([*args, change(env, node.func)])
+
+
+def _ifexp(env: Env, node: ast.IfExp) -> Change | None:
+    """`a if i % 2 == 0 else b` with two different constants alternates: certain, two values."""
+    test, body, orelse = change(env, node.test), change(env, node.body), change(env, node.orelse)
+    if (
+        test is not None
+        and test.certain
+        and body is None
+        and orelse is None
+        and isinstance(node.body, ast.Constant)
+        and isinstance(node.orelse, ast.Constant)
+        and node.body.value != node.orelse.value
+    ):
+        return Change(True, 2)
+    return _any([test, body, orelse])
+
+
+def _nonzero_constant(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and bool(node.value)

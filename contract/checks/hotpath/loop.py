@@ -1,0 +1,307 @@
+"""The loop's side of the hot path: what the contract's `step` (and the eager code it calls: helpers, model methods,
+a parent module's forward that is not compiled) writes between compiled calls, and the hooks it adds after compile.
+
+The step is walked like hot code, with its `model` bound to the real model and its `i` marked as changing on every
+call, but nothing in it runs compiled: it reports no graph breaks and reads nothing hot. Its writes are judged
+against what the compiled regions read (`classify_loop`): state the step changes between calls is a recompile each
+time it changes (CC310); a hook it registers on a compiled module is CC311.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from contract.checks.hotpath.conditions import is_scalar
+from contract.checks.hotpath.flow import Change, change
+from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState
+from contract.checks.hotpath.resolve import CallArgs, cell_value, resolve, value_at
+from contract.checks.hotpath.walk import Walker, visit_callable, visit_hook
+
+HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
+"""Module methods that add a hook the compiled graph guards on."""
+FIRST_CALL = Change(False, 1)
+"""The condition of first-call setup (`if i == 0:`): what runs under it happens before anything compiled."""
+
+
+def walk_step(state: ScanState, step: Any, model: nn.Module) -> None:
+    """Walk `step(model, i)` with `model` bound to the real model and `i` changing on every call."""
+    call = CallArgs(positional=((model, ""), (MISSING, "every")), rest="some")
+    visit_callable(state, step, None, "", 0, call=call, walker=LoopWalker)
+
+
+@dataclass
+class Deferred:
+    """Events of a context manager's second half (after its `yield`), replayed after the `with` body."""
+
+    events: list[tuple[tuple[int, str], Any] | None] = field(default_factory=list)
+    yielded: bool = False
+
+
+class LoopWalker(Walker):
+    """Walks the step and the eager code it reaches; records `LoopWrite`s instead of hot writes and hazards."""
+
+    MODE = "loop"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.conds: list[Change] = []
+        """The changing conditions (`if i == 2:`) around the statement walked now; `first_call` ones (`if i == 0:`)
+        run before anything compiled."""
+        self.env.changing = self.state.loop_changing
+
+    def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True) -> None:
+        """Graph breaks, environment reads and tensor branches in eager code cost nothing: not reported."""
+
+    def note_read(self, key: tuple[int, str], node: ast.AST) -> None:
+        """The step's own reads are not the compiled code's."""
+
+    def _test(self, test: ast.expr) -> None:
+        """Eager code may branch on tensors."""
+
+    def _read(self, node: ast.Attribute) -> None:
+        """Reads in eager code do not guard."""
+
+    def _block(self, stmts: list[ast.stmt]) -> None:
+        """Every statement runs (the step is eager: `is_compiling()` and dormant state do not apply), except that code
+        after `if self.done: return` which sets `self.done` is one-time initialisation (see `_once`)."""
+        for i, stmt in enumerate(stmts):
+            self.visit(stmt)
+            keys = self._once_keys(stmt)
+            if keys and isinstance(stmt, ast.If) and change(self.env, stmt.test) is None:
+                self._once(keys, stmts[i + 1 :])
+                return
+
+    def _once(self, keys: frozenset[tuple[int, str]], rest: list[ast.stmt]) -> None:
+        """Lazy initialisation on the first call (transformers installs its output hooks so): the hooks it registers
+        are in place before anything the same call compiles, and its flag is set once."""
+        start_w, start_h = len(self.state.loop_writes), len(self.state.hazards)
+        self._block(rest)
+        if any(w.key in keys for w in self.state.loop_writes[start_w:]):
+            self.state.hazards[start_h:] = [h for h in self.state.hazards[start_h:] if h.kind != "late-hook"]
+            for w in self.state.loop_writes[start_w:]:
+                w.changing = w.changing and w.key not in keys
+
+    def visit_If(self, node: ast.If) -> None:
+        """Both branches may run; writes under a changing test (`if i == 2:`) change between calls; under
+        `if i == 0:` (`not i`) they are first-call setup."""
+        self.visit(node.test)
+        found = FIRST_CALL if self._first_call(node.test) else change(self.env, node.test)
+        if found is not None:
+            self.conds.append(found)
+        try:
+            self._block(node.body)
+            self._block(node.orelse)
+        finally:
+            if found is not None:
+                self.conds.pop()
+
+    def _event(self, event: tuple[tuple[int, str], Any] | None) -> None:
+        """Log a constant write or a compiled call; after a context manager's `yield`, hold it for the end of the
+        `with` body (`with disable_adapter(model): model(x)` runs the body between the two halves)."""
+        if self.state.loop_defer is not None and self.state.loop_defer.yielded:
+            self.state.loop_defer.events.append(event)
+        else:
+            self.state.loop_events.append(event)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, (ast.Yield, ast.YieldFrom)) and self.state.loop_defer is not None:
+            self.state.loop_defer.yielded = True
+        self.generic_visit(node)
+
+    def visit_With(self, node: ast.With) -> None:
+        """The context managers' code before `yield` runs before the body, the rest after it."""
+        outer, self.state.loop_defer = self.state.loop_defer, Deferred()
+        for item in node.items:
+            self.visit(item)
+        held, self.state.loop_defer = self.state.loop_defer.events, outer
+        self._block(node.body)
+        for event in held:
+            self._event(event)
+
+    visit_AsyncWith = visit_With  # type: ignore[assignment]
+
+    def _first_call(self, test: ast.expr) -> bool:
+        """`i == 0`, `0 == i`, `not i` on the step's `i` (a name changing on every call)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+            return self.env.taint.get(test.operand.id) == "every"
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            return False
+        sides = (test.left, test.comparators[0])
+        return any(
+            isinstance(a, ast.Name)
+            and self.env.taint.get(a.id) == "every"
+            and isinstance(b, ast.Constant)
+            and b.value == 0
+            for a, b in (sides, sides[::-1])
+        )
+
+    def enter_module(self, module: nn.Module, method: str = "forward", call: CallArgs | None = None) -> None:
+        """A compiled method is the hot walk's; an eager one (a parent's forward, a setter method) is followed."""
+        if (id(module), method) in self.state.targets or method == "forward" and id(module) in self.state.hot_modules:
+            self._event(None)  # a compiled call: it sees the constants written before it
+            return
+        super().enter_module(module, method, call)
+
+    def emit_write(
+        self,
+        parent: Any,
+        key: str,
+        what: str,
+        form: str,
+        node: ast.AST,
+        literal: Any = MISSING,
+        value: ast.expr | None = None,
+    ) -> None:
+        """Record a write made between compiled calls, with how its value moves from one call to the next."""
+        is_cell = type(parent).__name__ == "cell"
+        current = cell_value(parent) if is_cell else parent if key.startswith("<") else value_at(parent, key)
+        moved = change(self.env, value) if value is not None else None
+        if any(c is FIRST_CALL for c in self.conds):
+            return  # first-call setup, before anything compiled
+        certain = form == "step" or (moved is not None and moved.certain)
+        distinct = 2 if isinstance(current, bool) else moved.distinct if moved is not None else None
+        if literal is not MISSING:
+            self._event(((id(parent), key), literal))
+        level = "every" if certain else "some" if moved is not None or form in ("selfref", "mutate") else ""
+        if level:
+            self.state.loop_changing[(id(parent), key)] = level
+        self.state.loop_writes.append(
+            LoopWrite(
+                key=(id(parent), key),
+                value=current,
+                where=self.where(node),
+                what=what,
+                owner=parent,
+                literal=literal,
+                certain=certain,
+                changing=certain or moved is not None or form not in ("assign", "settle") or bool(self.conds),
+                distinct=distinct,
+                form=form,
+                cond_certain=any(c.certain for c in self.conds),
+            )
+        )
+
+    def special_call(self, node: ast.Call, callee: Any) -> bool:
+        """`module.train(...)`/`.eval()` write every submodule's `training`; `register_forward_hook` adds a hook."""
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            return False
+        module = resolve(self.env, func.value)
+        if not isinstance(module, nn.Module):
+            return False
+        if func.attr in ("train", "eval") and callee is getattr(nn.Module, func.attr):
+            self.train_write(module, node, func.attr == "train")
+            return True
+        if func.attr in HOOK_METHODS and callee is getattr(nn.Module, func.attr):
+            if not any(c is FIRST_CALL for c in self.conds):
+                self.hook_added(module, node)
+            return True
+        if func.attr == "apply" and callee is nn.Module.apply and node.args:
+            fn = resolve(self.env, node.args[0])
+            for sub in module.modules():  # `model.apply(set_mode)` calls it on every submodule
+                self.enter(fn, None, CallArgs(positional=((sub, ""),)))
+            return True
+        return False
+
+    def train_write(self, module: nn.Module, node: ast.Call, train: bool) -> None:
+        """`train(mode)` / `eval()`: a write of `training` on the module and every submodule."""
+        arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mode"), None)
+        literal: Any = arg.value if isinstance(arg, ast.Constant) else MISSING if arg is not None else train
+        for sub in module.modules():
+            self.emit_write(sub, "training", f"{type(sub).__name__}.training", "assign", node, literal, arg)
+
+    def hook_added(self, module: nn.Module, node: ast.Call) -> None:
+        """A hook the step registers on a compiled module: the graph compiled without it (CC311); its body runs
+        inside the compiled call from then on, so it is walked as hot code."""
+        regions = {self.state.hot_modules[id(m)] for m in module.modules() if id(m) in self.state.hot_modules}
+        hook = resolve(self.env, node.args[0]) if node.args else MISSING
+        for region in sorted(regions):
+            self.state.hazards.append(
+                Hazard(
+                    kind="late-hook",
+                    where=self.where(node),
+                    region=region,
+                    what=f"{ast.unparse(node.func)[: -len(node.func.attr) - 1]} ({type(module).__name__})"
+                    if isinstance(node.func, ast.Attribute)
+                    else type(module).__name__,
+                    certain=False,
+                )
+            )
+            if hook is not MISSING and callable(hook):
+                visit_hook(self.state, hook, module, region)
+
+
+def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:
+    """State the compiled code reads and the step changes between calls: an error when it is certain to recompile
+    more often than the region's recompile budget (a Python int/str/bool/enum changed on every call), else a
+    warning (it may settle: a schedule, a flag set once, a float)."""
+    by_key: dict[tuple[int, str], list[LoopWrite]] = defaultdict(list)
+    for w in state.loop_writes:
+        by_key[w.key].append(w)
+    out = []
+    for key, writes in by_key.items():
+        if key not in state.reads:
+            continue
+        hazard = loop_hazard(writes, *state.reads[key], budgets, state.loop_events)
+        if hazard is not None:
+            out.append(hazard)
+    return out
+
+
+def seen_by_calls(
+    events: list[tuple[tuple[int, str], Any] | None], key: tuple[int, str], current: Any
+) -> tuple[set[str], set[str]] | None:
+    """The constants of one state each compiled call sees, over a first step and a steady one (the walk replayed
+    twice from the current value); None when the step makes no compiled call the walk saw."""
+    if not any(e is None for e in events):
+        return None
+    value = repr(current)
+    passes: tuple[set[str], set[str]] = (set(), set())
+    for seen in passes:
+        for event in events:
+            if event is None:
+                seen.add(value)
+            elif event[0] == key:
+                value = repr(event[1])
+    return passes
+
+
+def loop_hazard(
+    writes: list[LoopWrite],
+    read_at: str,
+    region: str,
+    budgets: dict[str, int],
+    events: list[tuple[tuple[int, str], Any] | None] | None = None,
+) -> Hazard | None:
+    """The hazard of the step's writes to one piece of state the hot path reads (None: it does not change)."""
+    value, events = writes[0].value, events or []
+    if isinstance(value, (torch.Tensor, nn.Module)) or callable(value) and not is_scalar(value):
+        return None
+    literals = {repr(w.literal) for w in writes if w.literal is not MISSING}
+    seen = seen_by_calls(events, writes[0].key, value) if literals else None
+    toggled = seen is not None and len(seen[1]) > 1  # every step shows the compiled code more than one value
+    moved = seen is not None and len(seen[0] | seen[1]) > 1  # the calls see it change (at least once)
+    flips = len(literals) > 1 and any(w.cond_certain for w in writes) and (seen is None or moved)
+    certain = any(w.certain for w in writes) or toggled or flips
+    unordered = len(literals) > 1 and seen is None
+    if not (certain or moved or unordered or any(w.changing and w.literal is MISSING for w in writes)):
+        if not any(w.changing for w in writes) or seen is not None and not moved:
+            return None
+    first = next((w for w in writes if w.certain), writes[0])
+    distinct = 2 if isinstance(value, bool) or len(literals) > 1 and not any(w.certain for w in writes) else None
+    distinct = first.distinct if first.certain and first.distinct else distinct
+    storm = certain and is_scalar(value) and (distinct is None or distinct - 1 > budgets.get(region, 0))
+    shown = type(value).__name__ if value is not MISSING else "not set before the first call"
+    return Hazard(
+        kind="loop" if storm else "loop-may",
+        where=first.where,
+        region=region,
+        what=f"{first.what} ({shown}, read at {read_at})",
+        certain=storm,
+    )

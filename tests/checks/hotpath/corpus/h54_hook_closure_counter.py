@@ -1,0 +1,33 @@
+"""Hazard: a forward hook made by a factory counts calls in its closure (`nonlocal`)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+LABEL = 'counter'
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 8, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+def make_hook():
+    seen = 0
+
+    def hook(module, args, out):
+        nonlocal seen
+        seen += 1
+        return out
+
+    return hook
+
+
+class M(Proj):
+    def forward(self, x):
+        return self.proj(x)
+
+
+def build():
+    m = M()
+    m.proj.register_forward_hook(make_hook())
+    return m

@@ -1,0 +1,23 @@
+"""Hazard: forward calls a helper in another module that counts calls in that module's global."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+from tests.checks.hotpath.corpus._lib import stats
+
+LABEL = 'counter'
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 8, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+class M(Proj):
+    def forward(self, x):
+        stats.record_call()
+        return self.proj(x)
+
+
+def build():
+    return M()

@@ -1,0 +1,27 @@
+"""CC311: the loop registers a forward hook on a compiled module after the first compiled call."""
+import torch
+from torch import nn
+
+
+def log_output(module, args, out):
+    return out
+
+
+class Decoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+def build() -> nn.Module:
+    return Decoder()
+
+
+def step(model, i):
+    if i == 2:
+        model.proj.register_forward_hook(log_output)  # expect: CC311
+    with torch.no_grad():
+        return model(torch.randn(2, 8))

@@ -46,6 +46,9 @@ def unified_diff(old: str, new: str, path: str) -> str:
     """`diff -u` of the contract before and after."""
     return "".join(
         difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=f"a/{path.lstrip('/')}",
+            tofile=f"b/{path.lstrip('/')}",
         )
     )

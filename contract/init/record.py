@@ -27,7 +27,8 @@ from contract.document.load import Contract
 
 UNLIMITED = 1 << 30
 """Budgets while recording: nothing breaches, so no `on_breach` action changes what the step does."""
-_SIZE_GUARD = re.compile(r"tensor '(?:L\[')?([A-Za-z_]\w*)(?:'\])?' size mismatch at index (\d+)")
+_SIZE_GUARD = re.compile(r"tensor '(?:L\[')?([A-Za-z_]\w*(?:\[\d+\])?)(?:'\])?' size mismatch at index (\d+)")
+_POSITIONAL = re.compile(r"^args\[(\d+)\]$")
 
 
 class StepError(Exception):
@@ -210,17 +211,21 @@ def _regions(binding: Any, events: _Events, snap: dict[str, dict[str, Any]]) -> 
     return out
 
 
-def _params(rb: Any) -> set[str]:
-    """Argument names of the region's compiled methods (what `dynamic_dims` may name)."""
-    names: set[str] = set()
+def _params(rb: Any) -> list[str]:
+    """Argument names of the region's compiled method, in order (what `dynamic_dims` may name)."""
     for t in rb.targets:
-        names.update(parameters(getattr(t.module, t.method)) or ())
-    return names
+        return parameters(getattr(t.module, t.method)) or []
+    return []
 
 
-def _suggest_dims(rec: RegionRecord, guard: str, params: set[str]) -> None:
-    """A size guard on an argument of the compiled method: that dim is a `dynamic_dims` candidate."""
+def _suggest_dims(rec: RegionRecord, guard: str, params: list[str]) -> None:
+    """A size guard on an argument of the compiled method (by name, or `args[i]` by position): that dim is a
+    `dynamic_dims` candidate."""
     for arg, dim in _SIZE_GUARD.findall(guard):
+        positional = _POSITIONAL.match(arg)
+        if positional:
+            index = int(positional.group(1))
+            arg = params[index] if index < len(params) else ""
         if arg in params:
             rec.dims.setdefault(arg, set()).add(int(dim))
 

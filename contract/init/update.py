@@ -49,7 +49,7 @@ def plan(contract: Contract, recording: Recording) -> list[Change]:
         if rec.break_sites > region.graph_break_budget and not region.fullgraph:
             sites = [f"{shown(site) if site else '(frame skipped)'}: {head}" for (site, head) in rec.breaks]
             why = comment(
-                f"init --update: {rec.break_sites} distinct graph-break sites per instance (fix or accept): "
+                f"init --update: {_n(rec.break_sites, 'distinct graph-break site')} per instance (fix or accept): "
                 + "; ".join(sites[:8]),
                 indent="  ",
             )
@@ -72,7 +72,8 @@ def _recompile_changes(region: Region, rec: RegionRecord, steps: int) -> list[Ch
     still = counted(rec, warm)
     if still > region.recompile_budget:
         why = comment(
-            f"init --update: {still} recompiles of one instance after warm-up ({_cut(rec.guards[-1])})", indent="  "
+            f"init --update: {_n(still, 'recompile')} of one instance after warm-up ({_cut(rec.guards[-1])})",
+            indent="  ",
         )
         out.append(_change(region, "recompile_budget", region.recompile_budget, still, why))
     return out
@@ -82,8 +83,12 @@ def _change(region: Region, key: str, old: int, new: int, why: list[str]) -> Cha
     return Change(index=region.index, region=region.name, key=key, old=old, new=new, why=why)
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def _cut(text: str) -> str:
-    text = text.split(" (HINT")[0]
+    text = text.split(" (HINT")[0].split(" User stack trace:")[0]
     return text if len(text) <= 160 else text[:157] + "..."
 
 

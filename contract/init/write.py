@@ -264,7 +264,7 @@ def _guard(rec: RegionRecord, *, first: bool = False) -> str:
     if not rec.guards:
         return "(none reported)"
     text = rec.guards[0] if first else rec.guards[-1]
-    text = text.split(" (HINT")[0]
+    text = text.split(" (HINT")[0].split(" User stack trace:")[0]
     return text if len(text) <= 160 else text[:157] + "..."
 
 

@@ -54,6 +54,10 @@ class RegionRecord:
     compiles: list[Compile] = field(default_factory=list)
     guards: list[str] = field(default_factory=list)
     """Guard texts of the recompiles, in order."""
+    guard_sites: list[str] = field(default_factory=list)
+    """The user `file:line` of each failed guard when the monitor names it ("" otherwise), parallel to `guards`."""
+    generalizing: int = 0
+    """Recompiles the monitor marked as Dynamo generalizing a size or float (newer monitors only)."""
     breaks: dict[tuple[str, str], str] = field(default_factory=dict)
     """(site `file:line`, reason's first line) -> reason, for each distinct break."""
     break_sites: int = 0
@@ -98,6 +102,16 @@ def counted(rec: RegionRecord, warmup: int) -> int:
         if c.recompile and seen[c.path] > warmup:
             out[c.path] = out.get(c.path, 0) + 1
     return max([0, *out.values()])
+
+
+def guard_text(rec: RegionRecord, index: int, limit: int = 160) -> str:
+    """One recompile's guard, short (Dynamo's hint and user stack dropped), with its user `file:line` when known."""
+    if not rec.guards:
+        return "(none reported)"
+    text = rec.guards[index].split(" (HINT")[0].split(" User stack trace:")[0]
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    site = rec.guard_sites[index]  # appended together with the guard
+    return f"{text} at {site}" if site else text
 
 
 def compiled_late(rec: RegionRecord, steps: int) -> bool:
@@ -198,8 +212,10 @@ def _regions(binding: Any, events: _Events, snap: dict[str, dict[str, Any]]) -> 
             )
         elif event == "recompile":
             guard = str(f.get("guard") or "")
-            rec.guards.append(guard)
             _suggest_dims(rec, guard, params[rec.name])
+            rec.guards.append(guard)
+            rec.guard_sites.append(str(f.get("site") or ""))  # newer monitors name the guard's user file:line
+            rec.generalizing += bool(f.get("generalizing"))
         elif event == "graph_break":
             reason = str(f.get("reason") or "")
             site = str(f.get("site") or "")

@@ -18,7 +18,7 @@ from contract.document.load import Contract
 from contract.document.schema import Region
 from contract.init.build import InitError
 from contract.init.notes import comment, shown
-from contract.init.record import Recording, RegionRecord, counted, settled_at, warmup_compiles
+from contract.init.record import Recording, RegionRecord, counted, guard_text, settled_at, warmup_compiles
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,14 +65,15 @@ def _recompile_changes(region: Region, rec: RegionRecord, steps: int) -> list[Ch
     warm = region.warmup_compiles
     needed = warmup_compiles(rec, steps)
     if needed > warm:
-        guard = next((g for g in rec.guards), "")
-        why = comment(f"init --update: {needed} compiles per instance before it settled ({_cut(guard)})", indent="  ")
+        why = comment(
+            f"init --update: {needed} compiles per instance before it settled ({guard_text(rec, 0)})", indent="  "
+        )
         out.append(_change(region, "warmup_compiles", warm, needed, why))
         warm = needed
     still = counted(rec, warm)
     if still > region.recompile_budget:
         why = comment(
-            f"init --update: {_n(still, 'recompile')} of one instance after warm-up ({_cut(rec.guards[-1])})",
+            f"init --update: {_n(still, 'recompile')} of one instance after warm-up ({guard_text(rec, -1)})",
             indent="  ",
         )
         out.append(_change(region, "recompile_budget", region.recompile_budget, still, why))
@@ -85,11 +86,6 @@ def _change(region: Region, key: str, old: int, new: int, why: list[str]) -> Cha
 
 def _n(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def _cut(text: str) -> str:
-    text = text.split(" (HINT")[0].split(" User stack trace:")[0]
-    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def edit(text: str, changes: list[Change]) -> str:

@@ -12,7 +12,15 @@ from contract.findings import Finding
 from contract.init.environment import DEFAULT_BACKEND, Environment
 from contract.init.notes import comment, finding_lines, place, shown
 from contract.init.propose import Proposal, Proposed
-from contract.init.record import Recording, RegionRecord, compiled_late, counted, settled_at, warmup_compiles
+from contract.init.record import (
+    Recording,
+    RegionRecord,
+    compiled_late,
+    counted,
+    guard_text,
+    settled_at,
+    warmup_compiles,
+)
 
 MAX_LISTED = 8
 """Break sites and guards listed per region (the rest are counted)."""
@@ -139,6 +147,8 @@ def _settle_text(rec: RegionRecord, steps: int, recording: Recording) -> str:
     text = f"{head} settled from call {at + 1} on"
     if warm:
         text += f"; {warm} recompile{'s' if warm != 1 else ''} in warm-up (first guard: {_guard(rec, first=True)})"
+    if rec.generalizing:
+        text += f"; {rec.generalizing} of the recompiles made a changed size or float dynamic"
     return text
 
 
@@ -260,12 +270,8 @@ def _probe(draft: Draft, findings: list[Finding]) -> list[str]:
 
 
 def _guard(rec: RegionRecord, *, first: bool = False) -> str:
-    """One guard text, short."""
-    if not rec.guards:
-        return "(none reported)"
-    text = rec.guards[0] if first else rec.guards[-1]
-    text = text.split(" (HINT")[0].split(" User stack trace:")[0]
-    return text if len(text) <= 160 else text[:157] + "..."
+    """The first or last recompile's guard, short."""
+    return guard_text(rec, 0 if first else -1)
 
 
 def _s(value: str) -> str:

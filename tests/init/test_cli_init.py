@@ -112,3 +112,14 @@ def test_steps_must_leave_a_call_after_warm_up(capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["init", "tests.init.models:build_plain", "--step", "tests.init.models:plain_step", "--steps", "1"])
     assert exc.value.code == 2 and "record 2 to 1000 calls" in capsys.readouterr().err
+
+
+def test_the_default_backend_is_the_installed_torchs_inductor_with_its_default_mode(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "demo.toml"
+    assert main(["init", "contract.demo:build_model", "-o", str(out)]) == 0
+    data = tomllib.loads(out.read_text())
+    assert data["defaults"]["backend"] == "inductor" and data["defaults"]["mode"] == "default"
+    assert data["contract"]["torch"].startswith(">=2.")
+    assert data["cache"]["fx_graph_cache"] is True and data["cache"]["autograd_cache"] is True
+    capsys.readouterr()
+    assert main(["check", str(out)]) == 0, capsys.readouterr().out

@@ -136,8 +136,7 @@ def _at_least_2(value: str) -> int:
 def _cmd_init(args: argparse.Namespace) -> int:
     from contract.findings import has_errors
     from contract.init.build import InitError
-    from contract.init.files import atomic_write, unified_diff
-    from contract.init.generate import Options, generate, update
+    from contract.init.generate import Options
     from contract.report.render import render_text
 
     if args.update and not args.output:
@@ -156,25 +155,36 @@ def _cmd_init(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else None
     report = sys.stdout if out else sys.stderr
     try:
-        if out is not None and out.exists() and not (args.update or args.force):
-            raise InitError(f"{out}: already exists; pass --update to re-record it, or --force to replace it")
-        with _stdout_to_stderr():
-            result = update(out, opts) if args.update and out else generate(opts)
-        if args.update and out is not None:
-            diff = unified_diff(out.read_text(encoding="utf-8"), result.text, str(out))
-            if diff:
-                atomic_write(out, result.text, overwrite=True)
-            print(diff or f"no change: the run agrees with {out}", file=report)
-        elif out is not None:
-            atomic_write(out, result.text, overwrite=True)
-        else:
-            sys.stdout.write(result.text)
+        result = _init_write(args, opts, out, report)
     except InitError as exc:
         raise UsageError(str(exc)) from None
     for line in result.notes:
         print(line, file=report)
     print(render_text(result.findings, str(out or "<stdout>"), summary=_summary(result.binding)), file=report)
     return 1 if has_errors(result.findings) else 0
+
+
+def _init_write(args: argparse.Namespace, opts: Any, out: Path | None, report: Any) -> Any:
+    """Generate or update, then write all or nothing: the file atomically (`--update`: only when it changed, with
+    the diff printed), or the text to stdout."""
+    from contract.init.build import InitError
+    from contract.init.files import atomic_write, unified_diff
+    from contract.init.generate import generate, update
+
+    if out is not None and out.exists() and not (args.update or args.force):
+        raise InitError(f"{out}: already exists; pass --update to re-record it, or --force to replace it")
+    with _stdout_to_stderr():
+        result = update(out, opts) if args.update and out is not None else generate(opts)
+    if args.update and out is not None:
+        diff = unified_diff(result.before, result.text, str(out))
+        if diff:
+            atomic_write(out, result.text, overwrite=True)
+        print(diff or f"no change: the run agrees with {out}", file=report)
+    elif out is not None:
+        atomic_write(out, result.text, overwrite=True)
+    else:
+        sys.stdout.write(result.text)
+    return result
 
 
 def _init_command(args: argparse.Namespace) -> str:

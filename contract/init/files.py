@@ -36,6 +36,7 @@ def atomic_write(path: Path, text: str, *, overwrite: bool) -> None:
 
 
 def _remove(tmp: str) -> None:
+    """Best-effort cleanup of a temp file."""
     try:
         os.unlink(tmp)
     except OSError:

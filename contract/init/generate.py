@@ -51,6 +51,8 @@ class Result:
     notes: list[str] = field(default_factory=list)
     """Report lines: how the model was built, the regions, what was recorded or changed."""
     changes: list[Change] = field(default_factory=list)
+    before: str = ""
+    """The document before `--update` (empty for a new one)."""
 
 
 def generate(opts: Options) -> Result:
@@ -100,13 +102,14 @@ def update(path: Path, opts: Options) -> Result:
     recording = _record(contract, built.model, step, opts)
     changes = plan(contract, recording)
     new = edit(old, changes) if changes else old
-    contract = _parsed(new, path)
+    contract = _parsed(new, path, ours=bool(changes))
     _, binding, findings = _check(contract, built.model, step)
     notes = [built.note, *_recording_notes(recording)]
-    return Result(text=new, findings=findings, binding=binding, notes=notes, changes=changes)
+    return Result(text=new, findings=findings, binding=binding, notes=notes, changes=changes, before=old)
 
 
 def _step(ref: str | None) -> Callable | None:
+    """Import the step early: a bad reference fails before anything is built."""
     if ref is None:
         return None
     try:
@@ -116,6 +119,7 @@ def _step(ref: str | None) -> Callable | None:
 
 
 def _record(contract: Contract, model: Any, step: Callable, opts: Options) -> Recording:
+    """The monitored run; the step's failure is bad input (nothing written)."""
     try:
         return record(contract, model, step, steps=opts.steps or ProbeSpec().steps, step_ref=opts.step_ref or "")
     except StepError as exc:
@@ -123,12 +127,14 @@ def _record(contract: Contract, model: Any, step: Callable, opts: Options) -> Re
 
 
 def _check(contract: Contract, model: Any, step: Callable | None) -> tuple[Any, Any, list[Finding]]:
+    """The checker's verdict on the contract, exactly as `compile-contract check` runs it."""
     from contract.pipeline import check_loaded
 
     return check_loaded(contract, [], model, step=step)
 
 
 def _read(path: Path) -> str:
+    """The existing contract's text, or a one-line error."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -137,8 +143,9 @@ def _read(path: Path) -> str:
         raise InitError(f"{path}: cannot read the contract ({exc}); check the path and its permissions") from None
 
 
-def _parsed(text: str, path: Path | None = None) -> Contract:
-    """Load the text through the real loader; a document error is the user's (update) or a bug of ours (generate)."""
+def _parsed(text: str, path: Path | None = None, *, ours: bool = False) -> Contract:
+    """Load the text through the real loader: an error in the user's document is theirs to fix (update); in text we
+    generated or edited it is a bug of ours (an internal error, nothing written)."""
     with tempfile.TemporaryDirectory(prefix="cc-init-") as tmp:
         file = Path(tmp) / (path.name if path else "contract.toml")
         file.write_text(text, encoding="utf-8")
@@ -147,8 +154,8 @@ def _parsed(text: str, path: Path | None = None) -> Contract:
         where = str(path) if path else "the generated contract"
         first = findings[0] if findings else None
         detail = f"{first.location}: {first.code} {first.message}" if first else "it does not parse"
-        if path is None:
-            raise RuntimeError(f"{where} does not load cleanly ({detail})")
+        if path is None or ours:
+            raise RuntimeError(f"{where} does not load cleanly after init wrote it ({detail})")
         raise InitError(f"{where}: fix the document first ({detail}); `compile-contract check` lists every problem")
     return dataclasses.replace(contract, path=path.absolute()) if path is not None else contract
 
@@ -162,6 +169,7 @@ def _claims_once(contract: Contract, model: Any) -> None:
 
 
 def _region_notes(proposal: Any) -> list[str]:
+    """Report lines: the regions and the modules left eager."""
     regions = ", ".join(f"{r.name} = {r.module or '<root>'!r}" for r in proposal.regions)
     out = [f"regions: {regions}"]
     if proposal.left_out:
@@ -170,6 +178,7 @@ def _region_notes(proposal: Any) -> list[str]:
 
 
 def _recording_notes(recording: Recording | None) -> list[str]:
+    """Report lines: per region, whether it settled and what was set."""
     if recording is None:
         return ["not recorded: pass --step to record warm-up, budgets and compile times from a run"]
     from contract.init.record import counted, settled_at, warmup_compiles

@@ -12,6 +12,7 @@ with no repeated block and nothing else to cut is one root region (`module = ""`
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -61,39 +62,44 @@ def propose(model: nn.Module) -> Proposal:
     """Cut the model into regions (see the module docstring)."""
     blocks = _blocks(model)
     spine = _spine(model, [path for path, _ in blocks])
-    regions: list[tuple[str, str, str, tuple[str, ...], str]] = []
+    cuts = [_block_region(path, container) for path, container in blocks]
     left: list[LeftOut] = []
-    for path, container in blocks:
-        children = list(container.named_children())
-        cls = type(children[0][1]).__name__
-        glob = f"{path}.*" if path else "*"
-        shown = ", ".join(_join(path, n) for n, _ in children[:2]) + (", ..." if len(children) > 2 else "")
-        why = (
-            f"{len(children)} {cls} block{'s' if len(children) != 1 else ''} ({shown}) in one "
-            f"{type(container).__name__}: one glob region, compiled per block from one code object, "
-            "budgets counted per block"
-        )
-        regions.append((path or _snake(cls), glob, why, tuple(_join(path, n) for n, _ in children), cls))
     for path, module in _rest(model, spine, {p for p, _ in blocks}):
         reason = _left_out_reason(module)
         if reason:
             left.append(LeftOut(path=path, cls=type(module).__name__, why=reason))
         else:
-            regions.append((path, path, _kept_reason(module, bool(blocks)), (path,), type(module).__name__))
-    if not regions:
-        regions.append(("", "", _root_reason(model, left), ("",), type(model).__name__))
+            cuts.append((path, _region(path, _kept_reason(module, bool(blocks)), (path,), module)))
+    if not cuts:
+        cuts.append(("", _region("", _root_reason(model, left), ("",), model)))
         spine = []
     order = {p: i for i, (p, _) in enumerate(model.named_modules())}
-    regions.sort(key=lambda r: order.get(r[3][0], len(order)))
-    names = _names([r[0] for r in regions], type(model).__name__)
+    cuts.sort(key=lambda cut: order.get(cut[1].paths[0], len(order)))
+    names = _names([base for base, _ in cuts], type(model).__name__)
     return Proposal(
-        regions=tuple(
-            Proposed(name=n, module=glob, why=why, paths=paths, cls=cls)
-            for n, (_, glob, why, paths, cls) in zip(names, regions, strict=True)
-        ),
+        regions=tuple(dataclasses.replace(r, name=n) for n, (_, r) in zip(names, cuts, strict=True)),
         left_out=tuple(left),
         spine=tuple((p, type(m).__name__) for p, m in spine),
     )
+
+
+def _block_region(path: str, container: nn.Module) -> tuple[str, Proposed]:
+    """(naming base, region) for a repeated-block container: one glob over its children."""
+    children = list(container.named_children())
+    cls = type(children[0][1]).__name__
+    shown = ", ".join(_join(path, n) for n, _ in children[:2]) + (", ..." if len(children) > 2 else "")
+    why = (
+        f"{len(children)} {cls} block{'s' if len(children) != 1 else ''} ({shown}) in one "
+        f"{type(container).__name__}: one glob region, compiled per block from one code object, "
+        "budgets counted per block"
+    )
+    paths = tuple(_join(path, n) for n, _ in children)
+    return path or _snake(cls), _region(f"{path}.*" if path else "*", why, paths, children[0][1])
+
+
+def _region(glob: str, why: str, paths: tuple[str, ...], module: nn.Module) -> Proposed:
+    """A region not named yet (names are made unique across all regions at the end)."""
+    return Proposed(name="", module=glob, why=why, paths=paths, cls=type(module).__name__)
 
 
 def _blocks(model: nn.Module) -> list[tuple[str, nn.Module]]:
@@ -229,4 +235,5 @@ def _snake(cls: str) -> str:
 
 
 def _join(path: str, name: str) -> str:
+    """`model` + `layers` -> `model.layers` (the root is ``)."""
     return f"{path}.{name}" if path else name

@@ -181,6 +181,7 @@ def _apply(binding: Any) -> None:
 
 
 def _run(events: _Events, model: nn.Module, step: Callable, steps: int, step_ref: str) -> None:
+    """Call the step; its exception becomes one located line (which call, where in the user's code)."""
     for i in range(steps):
         events.step = i
         try:
@@ -198,33 +199,36 @@ def _regions(binding: Any, events: _Events, snap: dict[str, dict[str, Any]]) -> 
     params = {name: _params(rb) for name, rb in binding.regions.items()}
     for step, event, f in events.events:
         rec = out.get(f.get("region", ""))
-        if rec is None:
-            continue
-        if event == "compile":
-            rec.compiles.append(
-                Compile(
-                    step=step,
-                    path=str(f.get("module", "")),
-                    compile_id=str(f.get("compile_id", "")),
-                    seconds=float(f.get("seconds") or 0.0),
-                    recompile=bool(f.get("recompile")),
-                )
-            )
-        elif event == "recompile":
-            guard = str(f.get("guard") or "")
-            _suggest_dims(rec, guard, params[rec.name])
-            rec.guards.append(guard)
-            rec.guard_sites.append(str(f.get("site") or ""))  # newer monitors name the guard's user file:line
-            rec.generalizing += bool(f.get("generalizing"))
-        elif event == "graph_break":
-            reason = str(f.get("reason") or "")
-            site = str(f.get("site") or "")
-            rec.breaks.setdefault((site, reason.split(" Explanation:")[0].strip()), reason)
-        elif event == "recompile_limit_hit":
-            rec.limit_hits += 1
+        if rec is not None:
+            _fold(rec, step, event, f, params[rec.name])
     for name, rec in out.items():
         rec.break_sites = int(snap.get(name, {}).get("budget_graph_breaks", len(rec.breaks)))
     return out
+
+
+def _fold(rec: RegionRecord, step: int, event: str, f: dict[str, Any], params: list[str]) -> None:
+    """One monitor event into its region's record (`site` and `generalizing` only come from newer monitors)."""
+    if event == "compile":
+        rec.compiles.append(
+            Compile(
+                step=step,
+                path=str(f.get("module", "")),
+                compile_id=str(f.get("compile_id", "")),
+                seconds=float(f.get("seconds") or 0.0),
+                recompile=bool(f.get("recompile")),
+            )
+        )
+    elif event == "recompile":
+        guard = str(f.get("guard") or "")
+        _suggest_dims(rec, guard, params)
+        rec.guards.append(guard)
+        rec.guard_sites.append(str(f.get("site") or ""))
+        rec.generalizing += bool(f.get("generalizing"))
+    elif event == "graph_break":
+        reason = str(f.get("reason") or "")
+        rec.breaks.setdefault((str(f.get("site") or ""), reason.split(" Explanation:")[0].strip()), reason)
+    elif event == "recompile_limit_hit":
+        rec.limit_hits += 1
 
 
 def _params(rb: Any) -> list[str]:
@@ -247,6 +251,7 @@ def _suggest_dims(rec: RegionRecord, guard: str, params: list[str]) -> None:
 
 
 def _brief(exc: BaseException) -> str:
+    """`Type: message`, one bounded line."""
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 

@@ -81,10 +81,12 @@ def _recompile_changes(region: Region, rec: RegionRecord, steps: int) -> list[Ch
 
 
 def _change(region: Region, key: str, old: int, new: int, why: list[str]) -> Change:
+    """A change of one region key."""
     return Change(index=region.index, region=region.name, key=key, old=old, new=new, why=why)
 
 
 def _n(count: int, word: str) -> str:
+    """`1 recompile`, `2 recompiles`."""
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 

@@ -70,6 +70,7 @@ def _rule(rule: Rule) -> dict[str, Any]:
 
 
 def _result(f: Finding, index: dict[str, int], contract: _Contract, root: Path) -> dict[str, Any]:
+    """One result: rule, level, message with its fix, location."""
     result: dict[str, Any] = {
         "ruleId": f.code,
         "level": _level(f.severity),
@@ -116,6 +117,7 @@ class _Contract:
         self._index(text)
 
     def _index(self, text: str) -> None:
+        """Line of every key and table, and the `name` line of every region."""
         for e in entries(text):
             self.lines.setdefault(e.loc, e.line)
         names = re.compile(r'^\s*name\s*=\s*"([^"]*)"')
@@ -165,8 +167,11 @@ def _looks_like_file(file: str) -> bool:
 
 
 def _kind(location: str) -> str:
+    """SARIF's well-known logical-location kinds: an environment variable, a contract key, a path, a module path."""
     if re.match(r"^[A-Z][A-Z0-9_]+$", location):
         return "variable"
+    if "/" in location:
+        return "resource"
     if location.startswith(("region", "contract", "defaults", "cache", "monitor", "probe", "allow")):
         return "member"
     return "module"
@@ -179,6 +184,7 @@ def _section(doc: str, title: str) -> str:
 
 
 def _first_sentence(text: str) -> str:
+    """The first sentence (a rule's short description)."""
     flat = " ".join(text.split())
     m = re.match(r"(.+?[.!?])(\s|$)", flat)
     return m.group(1) if m else flat
@@ -190,4 +196,5 @@ def _camel(name: str) -> str:
 
 
 def _level(severity: str) -> str:
+    """Finding severity -> SARIF level."""
     return "error" if severity == "error" else "warning"

@@ -119,5 +119,5 @@ def test_findings_without_a_file_line_point_at_the_contract_table_they_concern(t
     located = [physical(r) for r in run["results"]]
     assert located == [(contract.as_uri(), 4), (contract.as_uri(), 4), (contract.as_uri(), 1)]
     kinds = [r["locations"][0]["logicalLocations"][0]["kind"] for r in run["results"]]
-    assert kinds == ["variable", "module", "module"]
+    assert kinds == ["variable", "resource", "module"]
     assert run["results"][2]["level"] == "warning"

@@ -24,6 +24,7 @@ from contract import _torch
 from contract.binding.apply import apply, set_call
 from contract.binding.resolve import bind, parameters
 from contract.document.load import Contract
+from contract.document.schema import MonitorSpec
 
 UNLIMITED = 1 << 30
 """Budgets while recording: nothing breaches, so no `on_breach` action changes what the step does."""
@@ -164,12 +165,13 @@ def record(contract: Contract, model: nn.Module, step: Callable, *, steps: int, 
 
 
 def _relaxed(contract: Contract) -> Contract:
-    """The contract with its real compile settings and budgets nothing can exceed (`alert` only)."""
+    """The contract with its real compile settings, budgets nothing can exceed (`alert` only), and no export: the
+    recording serves no port, writes no snapshot file and pushes nothing, whatever `[monitor]` says."""
     regions = tuple(
         dataclasses.replace(r, recompile_budget=UNLIMITED, graph_break_budget=UNLIMITED, on_breach="alert")
         for r in contract.regions
     )
-    return dataclasses.replace(contract, regions=regions)
+    return dataclasses.replace(contract, regions=regions, monitor=MonitorSpec())
 
 
 def _apply(binding: Any) -> None:

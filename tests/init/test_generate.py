@@ -3,49 +3,13 @@ included), its regions are the expected globs, and the model run under it with t
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import pytest
-from prometheus_client import CollectorRegistry
 
-import monitor
-from contract.binding.apply import apply
 from contract.cli import main
 from contract.document.load import load
-from contract.document.refs import build_model, resolve
-from contract.init.generate import Options, generate
+from contract.document.refs import build_model
 from contract.pipeline import check
-
-STEPS = 4
-
-
-def generated(tmp_path: Path, model_ref: str, step_ref: str | None, steps: int = STEPS) -> tuple[Path, Any]:
-    """Run init (eager backend: no Inductor needed to judge Dynamo's behaviour) and write the file."""
-    result = generate(Options(model_ref=model_ref, step_ref=step_ref, steps=steps, backend="eager"))
-    path = tmp_path / "contract.toml"
-    path.write_text(result.text)
-    return path, result
-
-
-def run_under(path: Path, model_ref: str, step_ref: str, steps: int) -> dict[str, dict[str, Any]]:
-    """The engine's path: a fresh model, check + apply, the monitor with its default warm-up, the step."""
-    model = build_model(model_ref)
-    step = resolve(step_ref, "step")
-    _, binding, _ = check(path, model)
-    assert binding is not None
-    apply(binding)
-    with monitor.start(binding, serve=False, registry=CollectorRegistry()) as mon:
-        for i in range(steps):
-            step(model, i)
-        return mon.snapshot()
-
-
-def regions_of(path: Path) -> dict[str, str]:
-    contract, findings = load(path)
-    assert contract is not None and findings == [], findings
-    return {r.name: r.module for r in contract.regions}
-
+from tests.init.harness import STEPS, generated, regions_of, run_under
 
 CASES = {
     "demo": ("contract.demo:build_model", "contract.demo:step", {"layers": "layers.*", "lm_head": "lm_head"}),
@@ -116,33 +80,3 @@ def test_without_a_step_the_model_is_read_on_the_meta_device_and_the_contract_pa
     text = path.read_text()
     assert "step =" not in text and "warmup_compiles = 1" in text
     assert main(["check", str(path)]) == 0, capsys.readouterr().out
-
-
-pytest.importorskip("transformers")
-
-HF = {
-    "llama": {"layers": "model.layers.*", "norm": "model.norm", "lm_head": "lm_head"},
-    "mixtral": {"layers": "model.layers.*", "norm": "model.norm", "lm_head": "lm_head"},
-    "gpt2": {"transformer_h": "transformer.h.*", "lm_head": "lm_head"},
-}
-
-
-@pytest.mark.parametrize("name", sorted(HF))
-def test_hugging_face_decoders_get_their_layer_globs_and_breach_nothing(name: str, tmp_path) -> None:
-    model_ref, step_ref = f"tests.checks.hf_models:{name}", "tests.checks.hf_models:step"
-    path, result = generated(tmp_path, model_ref, step_ref, steps=3)
-    assert result.findings == [], [str(f) for f in result.findings]
-    assert regions_of(path) == HF[name]
-    _, _, findings = check(path, build_model(model_ref), step=resolve(step_ref, "step"))
-    assert findings == [], [str(f) for f in findings]
-    snap = run_under(path, model_ref, step_ref, 3)
-    assert not any(s["breached"] for s in snap.values()), snap
-
-
-def test_scenario2_decode_with_a_growing_cache_settles_within_its_warm_up(tmp_path) -> None:
-    model_ref, step_ref = "examples.models:build_llama", "tests.init.models:decode_step"
-    path, result = generated(tmp_path, model_ref, step_ref)
-    assert result.findings == [], [str(f) for f in result.findings]
-    assert regions_of(path)["layers"] == "model.layers.*"
-    snap = run_under(path, model_ref, step_ref, STEPS)
-    assert not any(s["breached"] for s in snap.values()), snap

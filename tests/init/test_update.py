@@ -83,17 +83,20 @@ def test_a_new_graph_break_raises_the_budget_and_lists_the_site(tmp_path: Path, 
 def test_a_key_inherited_from_defaults_is_written_into_the_region(tmp_path: Path, write_contract, capsys) -> None:
     path = write_contract(
         '# hand-written\n[contract]\nname = "demo"\nmodel = "contract.demo:build_model"\n'
-        'step = "tests.init.models:late_shape_step"\n\n[defaults]\nbackend = "eager"  # fast\n\n'
-        '[[region]]\nname = "layers"\nmodule = "layers.*"\n\n[probe]\nsteps = 6\n'
+        'step = "tests.init.models:late_shape_step"\n\n[defaults]\nbackend = "eager"  # fast\non_breach = "fail"\n\n'
+        '[[region]]\nname = "layers"\nmodule = "layers.*"\n\n[probe]\nsteps = 6\n\n'
+        '[monitor]\nsnapshot_path = "snap-{rank}.prom"\n'
     )
     before = path.read_text()
-    assert main(["init", "--update", "-o", str(path)]) == 0
+    assert main(["init", "--update", "-o", str(path)]) == 0, capsys.readouterr()
     after = path.read_text()
-    assert after.startswith(before.split("\n[probe]")[0])
-    assert after.endswith('module = "layers.*"\n' + after.split('module = "layers.*"\n')[1])
+    head, tail = before.split('module = "layers.*"\n')
+    assert after.startswith(head + 'module = "layers.*"\n') and after.endswith(tail)
+    assert after[len(head) :].startswith('module = "layers.*"\n# init --update: 1 recompile of one instance')
+    assert "recompile_budget = 1\n\n[probe]\nsteps = 6\n" in after
     contract, findings = load(path)
     assert findings == [] and contract is not None and contract.regions[0].recompile_budget == 1
-    assert "recompile_budget = 1\n\n[probe]\nsteps = 6\n" in after
+    assert not list(tmp_path.glob("snap-*.prom"))  # the recording exports nothing, whatever [monitor] says
 
 
 def test_a_failing_update_leaves_the_file_untouched(contract_file: Path, capsys) -> None:

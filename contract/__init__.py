@@ -2,7 +2,8 @@
 
 The pipeline (`contract.pipeline`) runs four stages, one folder each: `document` (schema, load, references),
 `binding` (resolve regions, apply), `checks` (settings, cache, hot path, probe, custom ops) and `report` (allow-list,
-renderers, the rule catalog); `cli` sits on top. Imports are lazy so `compile-contract doctor` and `rules` start
+renderers, the rule catalog); `init` (`compile-contract init`: a contract generated from the model, budgets recorded
+with the monitor) sits on top of the pipeline, `cli` on top of both. Imports are lazy so `compile-contract doctor` and `rules` start
 without importing torch.
 """
 

@@ -1,4 +1,4 @@
-"""`compile-contract`: check, doctor, rules, explain. Exit 0 ok, 1 error findings, 2 usage or internal errors (one
+"""`compile-contract`: check, doctor, init, rules, explain. Exit 0 ok, 1 error findings, 2 usage or internal errors (one
 line on stderr, no traceback)."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import difflib
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 
 class UsageError(Exception):
@@ -48,9 +50,10 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("contract", help="path to the contract TOML")
     chk.add_argument("--model", help="pkg.module:attr returning the nn.Module (default: [contract] model)")
     chk.add_argument("--step", help="pkg.module:attr, step(model, i) for the dynamic probe (default: [contract] step)")
-    chk.add_argument("--format", choices=("text", "json"), default="text")
+    chk.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     chk.add_argument("--strict", action="store_true", help="treat warnings as errors")
     chk.set_defaults(run=_cmd_check)
+    _init_parser(sub)
     doc = sub.add_parser(
         "doctor", help="environment and Inductor cache preflight for launchers (no model, no torch import)"
     )
@@ -73,7 +76,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from contract.pipeline import check_loaded, env_at_import
     from contract.report.allow import finalize
     from contract.report.ranks import agree, cli_ranks
-    from contract.report.render import render_json, render_text
+    from contract.report.render import render_json, render_sarif, render_text
 
     sys.path.insert(0, os.getcwd())
     binding = model = None
@@ -99,9 +102,103 @@ def _cmd_check(args: argparse.Namespace) -> int:
     summary = _summary(binding)
     if args.format == "json":
         print(render_json(findings, args.contract, regions=_regions(binding)))
+    elif args.format == "sarif":
+        print(render_sarif(findings, args.contract))
     else:
         print(render_text(findings, args.contract, summary=summary))
     return 1 if has_errors(findings) else 0
+
+
+def _init_parser(sub: Any) -> None:
+    ini = sub.add_parser(
+        "init", help="generate a commented contract from the model; with --step, record warm-up and budgets from a run"
+    )
+    ini.add_argument("model", nargs="?", help="pkg.module:attr returning the nn.Module (--update: [contract] model)")
+    ini.add_argument("--step", help="pkg.module:attr, step(model, i): run it under the monitor and record budgets")
+    ini.add_argument("-o", "--output", help="write the contract to this file (default: print it to stdout)")
+    ini.add_argument(
+        "--update", action="store_true", help="re-record the existing -o FILE; change only what the run contradicts"
+    )
+    ini.add_argument("--force", action="store_true", help="replace an existing -o FILE")
+    ini.add_argument("--steps", type=_at_least_2, help="calls of the step to record (default 8; --update: [probe])")
+    ini.add_argument("--backend", default="inductor", help="backend written to [defaults] and recorded with")
+    ini.add_argument("--name", help="[contract] name (default: the model's class, kebab-case)")
+    ini.set_defaults(run=_cmd_init)
+
+
+def _at_least_2(value: str) -> int:
+    """`--steps`: an integer from 2 to 1000 (a recording needs a call after warm-up; `[probe] steps` bounds)."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if not 2 <= n <= 1000:
+        raise argparse.ArgumentTypeError(f"{n} is out of range: record 2 to 1000 calls")
+    return n
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from contract.findings import has_errors
+    from contract.init.build import InitError
+    from contract.init.generate import Options
+    from contract.report.render import render_text
+
+    if args.update and not args.output:
+        raise UsageError("--update needs -o FILE: the contract to re-record")
+    if not args.update and not args.model:
+        raise UsageError("init needs MODEL_REF: pkg.module:attr returning the nn.Module")
+    sys.path.insert(0, os.getcwd())
+    opts = Options(
+        model_ref=args.model,
+        step_ref=args.step,
+        steps=args.steps,
+        backend=args.backend,
+        name=args.name,
+        command=_init_command(args),
+    )
+    out = Path(args.output) if args.output else None
+    report = sys.stdout if out else sys.stderr
+    try:
+        result = _init_write(args, opts, out, report)
+    except InitError as exc:
+        raise UsageError(str(exc)) from None
+    for line in result.notes:
+        print(line, file=report)
+    print(render_text(result.findings, str(out or "<stdout>"), summary=_summary(result.binding)), file=report)
+    return 1 if has_errors(result.findings) else 0
+
+
+def _init_write(args: argparse.Namespace, opts: Any, out: Path | None, report: Any) -> Any:
+    """Generate or update, then write all or nothing: the file atomically (`--update`: only when it changed, with
+    the diff printed), or the text to stdout."""
+    from contract.init.build import InitError
+    from contract.init.files import atomic_write, unified_diff
+    from contract.init.generate import generate, update
+
+    if out is not None and out.exists() and not (args.update or args.force):
+        raise InitError(f"{out}: already exists; pass --update to re-record it, or --force to replace it")
+    with _stdout_to_stderr():
+        result = update(out, opts) if args.update and out is not None else generate(opts)
+    if args.update and out is not None:
+        diff = unified_diff(result.before, result.text, str(out))
+        if diff:
+            atomic_write(out, result.text, overwrite=True)
+        print(diff or f"no change: the run agrees with {out}", file=report)
+    elif out is not None:
+        atomic_write(out, result.text, overwrite=True)
+    else:
+        sys.stdout.write(result.text)
+    return result
+
+
+def _init_command(args: argparse.Namespace) -> str:
+    """The command line, as the file header quotes it."""
+    parts = ["compile-contract init"]
+    parts += [args.model] if args.model else []
+    parts += [f"--step {args.step}"] if args.step else []
+    parts += [f"--steps {args.steps}"] if args.steps else []
+    parts += [f"--backend {args.backend}"] if args.backend != "inductor" else []
+    return " ".join(parts)
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:

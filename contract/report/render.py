@@ -42,6 +42,20 @@ def render_json(findings: list[Finding], path: str | None, **extra: object) -> s
     return json.dumps({"ok": ok, "contract": path, "findings": [f.to_dict() for f in findings], **extra}, indent=2)
 
 
+def render_sarif(findings: list[Finding], path: str | None) -> str:
+    """SARIF 2.1.0 (one run, every rule described), for code-scanning annotations in pull requests."""
+    from importlib import metadata
+
+    from contract.report.catalog import RULES
+    from contract.report.sarif import sarif_log
+
+    try:
+        version = metadata.version("torch-compile-contract")
+    except metadata.PackageNotFoundError:
+        version = "0+unknown"
+    return json.dumps(sarif_log(findings, path, RULES, version), indent=2)
+
+
 def n_of(count: int, word: str) -> str:
     """`1 region`, `2 regions`: counts in one-line reports read as English."""
     return f"{count} {word}{'' if count == 1 else 's'}"

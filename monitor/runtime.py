@@ -415,7 +415,9 @@ class Monitor:
                 self._limit_ids.clear()
             self._limit_ids.add(cid)
         self.ledger.record_limit_hit(region, reason)
-        where: dict[str, Any] = {"module": target.path or "<root>", "method": target.method} if target is not None else {}
+        where: dict[str, Any] = (
+            {"module": target.path or "<root>", "method": target.method} if target is not None else {}
+        )
         self._say(
             "error",
             "recompile_limit_hit",

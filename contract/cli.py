@@ -196,7 +196,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from monitor.report import ReportError, write_report
 
     try:
-        out = write_report(args.logs, args.output)
+        out = write_report(args.logs, args.output, parallel=True)
     except ReportError as exc:
         raise UsageError(str(exc)) from None
     run = out.run

@@ -1,7 +1,8 @@
 """Post-mortem report of monitored runs: `compile-contract report LOGS... -o DIR` writes `report.html` (one
 self-contained page), `timeline.png` (needs the `report` extra: matplotlib) and `trace.json` (Chrome trace events).
 
-Modules: `read` (event files and logs -> events + notes), `model` (aggregation), `html`, `timeline`, `trace`.
+Modules: `read` (event files and logs -> events + notes), `model` (aggregation), `html`, `timeline`, `trace`;
+`drawer` draws the timeline in a forked child for the CLI.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from monitor.report import html, timeline, trace
+from monitor.report.drawer import Drawer
 from monitor.report.model import Run, build
 from monitor.report.read import read
 
@@ -39,22 +41,36 @@ def load(paths: list[str]) -> Run:
     return build(read(paths))
 
 
-def write_report(paths: list[str], out_dir: str) -> Written:
-    """Read the inputs and write the page, the timeline (when matplotlib is installed) and the trace into `out_dir`."""
-    run = load(paths)
-    drawn: timeline.Timeline | None
+def write_report(paths: list[str], out_dir: str, *, parallel: bool = False) -> Written:
+    """Read the inputs and write the page, the timeline (when matplotlib is installed) and the trace into `out_dir`.
+
+    `parallel=True` (the CLI) draws the timeline in a forked child on the second core; only for a process that has
+    not imported torch or started threads.
+    """
+    drawer = Drawer() if parallel else None
     try:
-        drawn, png_note = timeline.render(run), None
-    except ImportError:
-        drawn, png_note = None, PNG_EXTRA
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-        page = _write(out_dir, "report.html", html.render(run, drawn, png_note).encode("utf-8"))
-        png = _write(out_dir, "timeline.png", drawn.png) if drawn is not None else _drop(out_dir, "timeline.png")
-        spans = _write(out_dir, "trace.json", trace.render(run).encode("utf-8"))
-    except OSError as exc:
-        raise ReportError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from None
+        run = load(paths)
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+            spans = _write(out_dir, "trace.json", trace.render(run).encode("utf-8"))  # while the child draws
+            drawn, png_note = _timeline(run, drawer)
+            page = _write(out_dir, "report.html", html.render(run, drawn, png_note).encode("utf-8"))
+            png = _write(out_dir, "timeline.png", drawn.png) if drawn is not None else _drop(out_dir, "timeline.png")
+        except OSError as exc:
+            raise ReportError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from None
+    finally:
+        if drawer is not None:
+            drawer.close()
     return Written(run, page, spans, png, png_note, _note_lines(run))
+
+
+def _timeline(run: Run, drawer: Drawer | None) -> tuple[timeline.Timeline | None, str | None]:
+    """The picture, or None and the note saying the `report` extra is missing."""
+    try:
+        plan = timeline.plan(run)
+        return (drawer.draw(plan) if drawer is not None else timeline.draw(plan)), None
+    except ImportError:
+        return None, PNG_EXTRA
 
 
 def _write(out_dir: str, name: str, data: bytes) -> str:

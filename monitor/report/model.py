@@ -135,7 +135,8 @@ class RankInfo:
     warm_ts: float | None = None
     resets: int = 0
     errors: Counter[str] = field(default_factory=Counter)
-    files: set[str] = field(default_factory=set)
+    sources: set[int] = field(default_factory=set)
+    """Indexes of the input files this rank's events came from."""
 
     @property
     def identity(self) -> dict[str, Any]:
@@ -211,12 +212,17 @@ def _apply(run: Run, e: Event, pending: dict[tuple[str, str], list[Span]]) -> No
     if info is None:
         info = run.ranks[rank] = RankInfo(rank)
     info.events += 1
-    info.files.add(run.reading.files[e.source])
-    if e.ts is not None:
-        info.first_ts = e.ts if info.first_ts is None else min(info.first_ts, e.ts)
-        info.last_ts = e.ts if info.last_ts is None else max(info.last_ts, e.ts)
-        run.t0 = e.ts if run.t0 is None else min(run.t0, e.ts)
-        run.t1 = e.ts if run.t1 is None else max(run.t1, e.ts)
+    info.sources.add(e.source)
+    ts = e.ts
+    if ts is not None:
+        if info.first_ts is None or ts < info.first_ts:
+            info.first_ts = ts
+        if info.last_ts is None or ts > info.last_ts:
+            info.last_ts = ts
+        if run.t0 is None or ts < run.t0:
+            run.t0 = ts
+        if run.t1 is None or ts > run.t1:
+            run.t1 = ts
     handler = _HANDLERS.get(e.name)
     if handler is not None:
         handler(run, e, rank, info, pending)
@@ -237,10 +243,10 @@ def _compile(run: Run, e: Event, rank: str, info: RankInfo, pending: dict[tuple[
     view = run.region(f["region"])
     cell = view.cell(rank)
     seconds = _float(f.get("seconds"))
-    cache = {k: _int(f.get(k)) for k in CACHE_KEYS if _int(f.get(k))}
+    cache = _cache(f)
     cell.compiles += 1
     cell.seconds += seconds
-    cell.cache.update(cache)
+    _add(cell.cache, cache)
     recompile = f.get("recompile") is True
     if recompile:
         cell.flagged_recompiles += 1
@@ -262,9 +268,9 @@ def _aux(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
     view = run.region(f["region"])
     cell = view.cell(rank)
     seconds = _float(f.get("seconds"))
-    cache = {k: _int(f.get(k)) for k in CACHE_KEYS if _int(f.get(k))}
+    cache = _cache(f)
     cell.seconds += seconds
-    cell.cache.update(cache)
+    _add(cell.cache, cache)
     backward = _s(f.get("trigger")).lower() in ("lazy_backward", "backward")
     if backward:
         cell.backward += 1
@@ -407,6 +413,20 @@ def _consistency(run: Run) -> list[str]:
         if info.starts and not info.stopped:
             notes.append(f"rank {info.rank}: no `monitor_stopped` event: the process ended early or the log is cut off")
     return notes
+
+
+def _cache(fields: dict[str, Any]) -> dict[str, int]:
+    """Cache lookups of one compile (`fx_graph_hit`, ...): positive ints only."""
+    out = {}
+    for k in CACHE_KEYS:
+        if k in fields and type(v := fields[k]) is int and v > 0:
+            out[k] = v
+    return out
+
+
+def _add(total: Counter[str], cache: dict[str, int]) -> None:
+    for k, v in cache.items():
+        total[k] += v
 
 
 def _s(value: Any) -> str:

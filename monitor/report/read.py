@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 VERSION = 1
 """The event-file format version this reader understands (`monitor.events.VERSION` when it was written)."""
@@ -41,6 +41,7 @@ REGION_EVENTS = frozenset(
 EXAMPLES = 3
 """Locations kept per note."""
 _DECODER = json.JSONDecoder()
+_RANKS = tuple(str(r) for r in range(1024))
 
 
 @dataclass(slots=True)
@@ -78,12 +79,22 @@ class Reading:
     lines: int = 0
     notes: dict[str, Note] = field(default_factory=dict)
 
-    def note(self, key: str, message: str, where: str) -> None:
+    def note(self, key: str, message: str, where: _Where | str) -> None:
         """Count one skipped line under `key` (the message is the first one given for that key)."""
         note = self.notes.get(key)
         if note is None:
             note = self.notes[key] = Note(message)
-        note.add(where)
+        note.add(str(where))
+
+
+class _Where(NamedTuple):
+    """`file:line` of an input line, formatted only when a note keeps it (most lines never need it)."""
+
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
 
 
 def expand(paths: list[str]) -> list[str]:
@@ -112,7 +123,7 @@ def _read_file(reading: Reading, index: int, path: str) -> None:
         with open(path, encoding="utf-8", errors="replace") as fh:
             n = 0
             for n, line in enumerate(fh, 1):
-                _read_line(reading, index, line, f"{path}:{n}")
+                _read_line(reading, index, line, path, n)
     except OSError as exc:
         reading.note(f"unreadable:{path}", f"cannot read {path}: {exc.strerror or exc}", path)
         return
@@ -121,15 +132,16 @@ def _read_file(reading: Reading, index: int, path: str) -> None:
         reading.note(f"empty:{path}", f"{path} is empty: no events", path)
 
 
-def _read_line(reading: Reading, index: int, line: str, where: str) -> None:
+def _read_line(reading: Reading, index: int, line: str, path: str, n: int) -> None:
     """One line: a monitor event (kept), a foreign or broken line, another version or an unknown event (noted)."""
-    start = line.find("{")
+    where = _Where(path, n)
+    start = 0 if line.startswith("{") else line.find("{")  # event files: every line starts with its object
     if start < 0:
         if line.strip():
             reading.note("other", "lines of other output (not JSON) were left out", where)
         return
-    try:
-        obj, _ = _DECODER.raw_decode(line, start)
+    try:  # the object, whatever follows it on the line (json.loads would refuse a trailing `\r` or text)
+        obj = _DECODER.raw_decode(line, start)[0]
     except ValueError:
         if '"event"' in line:
             reading.note("broken", "monitor lines cut off or corrupt (a truncated log?) were skipped", where)
@@ -142,7 +154,7 @@ def _read_line(reading: Reading, index: int, line: str, where: str) -> None:
     _keep(reading, index, obj, where)
 
 
-def _keep(reading: Reading, index: int, obj: dict[str, Any], where: str) -> None:
+def _keep(reading: Reading, index: int, obj: dict[str, Any], where: _Where) -> None:
     name, version = obj["event"], obj.get("v")
     if version is not None and version != VERSION:
         reading.note(
@@ -168,6 +180,8 @@ def _keep(reading: Reading, index: int, obj: dict[str, Any], where: str) -> None
 
 def _rank(value: Any) -> str | None:
     """Rank label: the number as text (`"0"`), None when the line has none."""
+    if type(value) is int:  # the event file's case, first
+        return _RANKS[value] if 0 <= value < len(_RANKS) else str(value)
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
@@ -177,9 +191,11 @@ def _rank(value: Any) -> str | None:
     return None
 
 
-def _time(obj: dict[str, Any], reading: Reading, where: str) -> float | None:
+def _time(obj: dict[str, Any], reading: Reading, where: _Where) -> float | None:
     """Wall time in epoch seconds: `ts` of the event file, else a log line's ISO `timestamp`; None (noted) if neither."""
     ts = obj.get("ts")
+    if type(ts) is float:  # the event file's case, first
+        return ts
     if isinstance(ts, int | float) and not isinstance(ts, bool):
         return float(ts)
     stamp = obj.get("timestamp")

@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from contract.binding.targets import Binding
+    from contract.document.load import Contract
 
 VERSION = 1
 """`v` of every line: what `monitor.report` knows how to read (bump on an incompatible change of the envelope)."""
@@ -81,6 +82,17 @@ class EventFile:
         except Exception as exc:
             self._on_error(exc)
         self._file = None
+
+
+def open_events(
+    contract: Contract, rank_info: Mapping[str, str], *, on_error: Callable[[BaseException], None]
+) -> EventFile | None:
+    """The contract's `[monitor] events_path` file, opened once (relative to the contract file); None when unset or
+    when it cannot be opened (that failure went to `on_error`: the run goes on without it)."""
+    if not contract.monitor.events_path:
+        return None
+    events = EventFile(str(contract.resolve_path(contract.monitor.events_path)), rank_info, on_error=on_error)
+    return events if events.opened else None
 
 
 def started_fields(binding: Binding, port: int | None, events: EventFile | None) -> dict[str, Any]:

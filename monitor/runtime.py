@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 from contract.binding.targets import Binding, Target
 from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded, act
-from monitor.events import EventFile, report_hint, started_fields
+from monitor.events import EventFile, open_events, report_hint, started_fields
 from monitor.exporter import LedgerCollector, Server, push, rank_info, serve, write_snapshot
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
@@ -80,7 +80,7 @@ class Monitor:
         self._stopped = False
         self._skipped = _dynamo.SkippedFrames()
         self._events: EventFile | None = None
-        self._events = self._open_events()
+        self._events = open_events(binding.contract, self._env, on_error=lambda exc: self._error("events", exc))
         self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
         if not self.registry.get_target_info():
             self.registry.set_target_info(self._env)
@@ -252,16 +252,13 @@ class Monitor:
         self.ledger.record_aux(owner[0], trigger, seconds, cache)
         info = self._info_on is None or self._info_on(logging.INFO)
         if info or self._events is not None:
-            self._say(
-                "info",
-                "aux_compile",
-                log=info,
-                region=owner[0],
-                compile_id=cid,
-                trigger=trigger.lower(),
-                seconds=seconds,
-                **_hits(cache),
-            )
+            fields: dict[str, Any] = {
+                "region": owner[0],
+                "compile_id": cid,
+                "trigger": trigger.lower(),
+                "seconds": seconds,
+            }
+            self._say("info", "aux_compile", log=info, **fields, **_hits(cache))
 
     def _target_of(self, fn: Any) -> Target | None:
         """The contract target a compiled callable belongs to (cached per callable object, bounded)."""
@@ -451,15 +448,6 @@ class Monitor:
                 pass
 
     # -- export ------------------------------------------------------------------------------------------------
-    def _open_events(self) -> EventFile | None:
-        """The `[monitor] events_path` file (opened once; a failure is counted as kind `events`, the run goes on)."""
-        spec = self.binding.contract.monitor
-        if not spec.events_path:
-            return None
-        path = str(self.binding.contract.resolve_path(spec.events_path))
-        events = EventFile(path, self._env, on_error=lambda exc: self._error("events", exc))
-        return events if events.opened else None
-
     def _serve(self) -> Server | None:
         spec, contract = self.binding.contract.monitor, self.binding.contract
         if spec.port is None:

@@ -13,6 +13,8 @@ from monitor.report.timeline import LABELS, Timeline
 
 MAX_ROWS = 20
 """Reason and site rows shown per region (the rest are counted in a last row)."""
+MAX_BREACHES = 50
+"""Breaches listed in the run-wide, time-ordered table."""
 OPEN_DETAILS = 50
 """Region sections shown open when they had trouble (a breach, a limit hit, divergence), at most this many."""
 CSS = """
@@ -38,6 +40,7 @@ def render(run: Run, timeline: Timeline | None, timeline_note: str | None) -> st
         _notes(run),
         _identity(run),
         _overview(run),
+        _first_breaches(run),
         _divergence(run),
         _timeline(timeline, timeline_note),
         _regions(run),
@@ -160,6 +163,25 @@ def _overview(run: Run) -> str:
     )
 
 
+def _first_breaches(run: Run) -> str:
+    """Every budget breach in time order: which budget broke first, where, on which rank, and what was done."""
+    found = [(b, name) for name, view in run.regions.items() for b in view.merged.breaches]
+    if not found:
+        return '<section id="breaches"><h2>Budget breaches</h2><p class=ok>No budget was exceeded.</p></section>'
+    found.sort(key=lambda item: (item[0].ts is None, item[0].ts or 0.0))
+    rows = [
+        _tr(_rel(run, b.ts), name, b.rank, b.kind, f"{b.count} > {b.budget}", b.action, cls="bad")
+        for b, name in found[:MAX_BREACHES]
+    ]
+    more = (
+        f"<p class=sub>… and {len(found) - MAX_BREACHES} more (see each region).</p>"
+        if len(found) > MAX_BREACHES
+        else ""
+    )
+    head = _th("When", "Region", "Rank", "Budget", "Use", "Action taken")
+    return f'<section id="breaches"><h2>Budget breaches, first first</h2><table>{head}{"".join(rows)}</table>{more}</section>'
+
+
 def _divergence(run: Run) -> str:
     ranks = run.rank_order
     if len(ranks) < 2:
@@ -209,18 +231,20 @@ def _regions(run: Run) -> str:
         hot = view.breached or view.merged.limit_hits > 0 or view.name in trouble
         show = hot and opened < OPEN_DETAILS
         opened += show
-        parts.append(_region(i, view, show))
+        parts.append(_region(run, i, view, show))
     parts.append("</section>")
     return "".join(parts)
 
 
-def _region(index: int, view: RegionView, show: bool) -> str:
+def _region(run: Run, index: int, view: RegionView, show: bool) -> str:
     badge = " <span class=badge>breached</span>" if view.breached else ""
     rows = [_tr("all", *_cells(view.merged, view.settings), cls="merged")]
     for rank in sorted(view.cells, key=rank_key):
         cell = view.cells[rank]
         rows.append(_tr(rank, *_cells(cell, view.settings), cls="bad" if cell.breaches else ""))
-    body = f"<table>{_th('Rank', *CELL_HEAD)}{''.join(rows)}</table>{_reasons(view)}{_sites(view)}{_breaches(view)}"
+    body = (
+        f"<table>{_th('Rank', *CELL_HEAD)}{''.join(rows)}</table>{_reasons(view)}{_sites(view)}{_breaches(run, view)}"
+    )
     return (
         f'<details class="region" id="region-{index}" data-region="{escape(view.name)}"{" open" if show else ""}>'
         f"<summary>{escape(view.name)}{badge} <span class=sub>compiles {view.merged.compiles}, recompiles "
@@ -270,11 +294,12 @@ def _sites(view: RegionView) -> str:
     return f"<h3>Graph breaks by site</h3><table>{head}{''.join(rows)}</table>"
 
 
-def _breaches(view: RegionView) -> str:
+def _breaches(run: Run, view: RegionView) -> str:
     if not view.merged.breaches:
         return ""
-    rows = [_tr(b.rank, b.kind, b.count, b.budget, b.action, cls="bad") for b in view.merged.breaches]
-    return f"<h3>Budget breaches</h3><table>{_th('Rank', 'Budget', 'Count', 'Budget value', 'Action taken')}{''.join(rows)}</table>"
+    rows = [_tr(b.rank, _rel(run, b.ts), b.kind, b.count, b.budget, b.action, cls="bad") for b in view.merged.breaches]
+    head = _th("Rank", "When", "Budget", "Count", "Budget value", "Action taken")
+    return f"<h3>Budget breaches</h3><table>{head}{''.join(rows)}</table>"
 
 
 def _more(items: list[Any], width: int) -> list[str]:

@@ -73,6 +73,7 @@ def test_the_demo_report_matches_the_counts_the_run_printed(demo_run, tmp_path, 
     assert not any(v.breached for v in run.regions.values())
     assert "demo-decoder" in section(page, "identity") and run.contracts[0][1] in page  # name and sha256
     assert "One rank in the inputs" in section(page, "divergence")
+    assert "No budget was exceeded" in section(page, "breaches")
     assert "Every line of the" in section(page, "notes")
     assert_png(out, page)
     assert_trace_is_valid(doc)
@@ -92,6 +93,10 @@ def test_the_hazard_report_shows_the_storm_its_guard_the_breach_and_the_eager_fa
     assert re.search(r'<tr class="bad"><td><a href="#region-0">layers</a>', overview)
     assert "recompile_budget" in overview and "→ eager" in overview
     assert "batches" in page and "<span class=badge>breached</span>" in page
+    assert re.search(
+        r"<td>t\+[\d.]+ s</td><td>layers</td><td>0</td><td>recompile_budget</td><td>1 &gt; 0</td><td>eager</td>",
+        section(page, "breaches"),
+    )
     recompiles = [e for e in doc["traceEvents"] if e.get("cat") == "recompile"]
     assert len(recompiles) == layers.merged.recompiles
     assert all(e["args"]["reason"] == "value" and "batches" in e["args"]["guard"] for e in recompiles)
@@ -118,6 +123,9 @@ def test_the_two_rank_report_names_the_rank_that_recompiled_in_the_divergence_ta
         table,
     )
     assert ">gate<" not in table
+    breaches = re.findall(r"<td>t\+([\d.]+) s</td><td>(\w+)</td><td>(\d)</td>", section(page, "breaches"))
+    assert sorted(b[1:] for b in breaches) == [("body", "1"), ("head", "1")]
+    assert [float(b[0]) for b in breaches] == sorted(float(b[0]) for b in breaches)  # which budget broke first
     processes = {e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
     assert processes == {"rank 0", "rank 1"}
     tracks = {(e["pid"], e["args"]["name"]) for e in doc["traceEvents"] if e["name"] == "thread_name"}

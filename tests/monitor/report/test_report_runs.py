@@ -174,3 +174,21 @@ def test_inductor_cache_misses_then_hits_are_cold_then_first_compiles_with_their
     assert "backward" in {e["cat"] for e in spans}
     cell = load([str(tmp_path / "ev-0.jsonl")]).regions["mlp"].merged
     assert cell.cache["fx_graph_miss"] >= 1 and cell.cache["fx_graph_hit"] >= 1 and cell.backward >= 1
+
+
+def test_the_ranks_plain_stderr_logs_give_the_same_counts_and_divergence_as_their_event_files(ranks_run):
+    logs = [str(ranks_run.path / f"rank{r}.log") for r in range(2)]
+    from_logs, from_files = load(logs), load([str(f) for f in ranks_run.files])
+    assert from_logs.rank_order == ["0", "1"]
+    for name, view in from_files.regions.items():
+        for rank, cell in view.cells.items():
+            other = from_logs.regions[name].cells[rank]
+            assert (other.compiles, other.recompiles, len(other.breaches)) == (
+                cell.compiles,
+                cell.recompiles,
+                len(cell.breaches),
+            )
+    assert {(d.region, d.metric, tuple(d.odd)) for d in from_logs.divergence} == {
+        (d.region, d.metric, tuple(d.odd)) for d in from_files.divergence
+    }
+    assert all(s.end > 1e9 for s in from_logs.spans)  # wall times from the log lines' ISO timestamps

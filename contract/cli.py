@@ -1,4 +1,4 @@
-"""`compile-contract`: check, doctor, init, rules, explain. Exit 0 ok, 1 error findings, 2 usage or internal errors (one
+"""`compile-contract`: check, doctor, init, rules, explain, report. Exit 0 ok, 1 error findings, 2 usage or internal errors (one
 line on stderr, no traceback)."""
 
 from __future__ import annotations
@@ -66,6 +66,16 @@ def _parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("explain", help="print a rule's documentation")
     exp.add_argument("code", help="rule code, e.g. CC001")
     exp.set_defaults(run=_cmd_explain)
+    rep = sub.add_parser(
+        "report",
+        help="post-mortem report of monitored runs: report.html, timeline.png, trace.json (Perfetto)",
+        description="Render the monitor's events (`[monitor] events_path` files, or any log holding its JSON lines; "
+        "one rank or many) into DIR: report.html, timeline.png (needs the `report` extra) and trace.json. Exit 0: "
+        "written; 1: written, but no monitor event was readable; 2: usage errors.",
+    )
+    rep.add_argument("logs", nargs="+", metavar="LOG", help="event files or logs (a quoted glob is expanded)")
+    rep.add_argument("-o", "--output", required=True, metavar="DIR", help="directory the report is written into")
+    rep.set_defaults(run=_cmd_report)
     return parser
 
 
@@ -280,6 +290,30 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         hint = f"; did you mean {', '.join(close)}?" if close else "; run `compile-contract rules` for the list"
         raise UsageError(f"unknown rule code {args.code!r}{hint}")
     print(f"{rule.code} {rule.name} ({rule.severity})\n\n{rule.doc}")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from monitor.report import ReportError, write_report
+
+    try:
+        out = write_report(args.logs, args.output, parallel=True)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+    run = out.run
+    print(
+        f"report: {len(run.reading.events)} events from {len(run.reading.files)} file(s), {len(run.ranks)} rank(s), "
+        f"{len(run.regions)} region(s), {len(run.divergence)} cross-rank divergence row(s)"
+    )
+    for path in (out.html, out.png, out.trace):
+        if path is not None:
+            print(f"  {path}")
+    print("  open report.html in a browser; trace.json in https://ui.perfetto.dev or chrome://tracing")
+    for line in ([out.png_note] if out.png_note else []) + out.notes:
+        print(f"note: {line}", file=sys.stderr)
+    if not run.reading.events:
+        print("compile-contract report: no monitor event in the inputs; the report is empty", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -178,7 +178,18 @@ def main(argv: list[str] | None = None) -> int:
             f"region {name}: compiles={s['compiles']} recompiles={s['recompiles']} graph_breaks={s['graph_breaks']} "
             f"compile_seconds={s['compile_seconds']:.2f} breached={s['breached']} eager_fallback={s['eager_fallback']}"
         )
+    print(_report_pointer(binding))
     return 0
+
+
+def _report_pointer(binding) -> str:
+    """Where the post-mortem report comes from: the event files, or the key that writes them."""
+    from monitor.events import report_hint
+
+    events = binding.contract.monitor.events_path
+    if not events:
+        return "post-mortem report: set [monitor] events_path, then run `compile-contract report EVENT_FILES -o DIR`"
+    return f"post-mortem report: {report_hint(str(binding.contract.resolve_path(events)))}"
 
 
 def _apply_unchecked(model: nn.Module, path: str):

@@ -16,7 +16,7 @@ BUCKETS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 """Upper bounds (seconds) of the compile-time histogram, shared with ops/ dashboards."""
 CACHES: tuple[str, ...] = ("fx_graph", "aot_autograd")
 """Cache label values of `torch_compile_cache_lookups_total`."""
-ERROR_KINDS: tuple[str, ...] = ("hook", "attribution", "export", "snapshot", "push", "port_in_use")
+ERROR_KINDS: tuple[str, ...] = ("hook", "attribution", "export", "snapshot", "push", "port_in_use", "events")
 """Kind label values of `torch_compile_monitor_errors_total`."""
 LAST_REASONS = 8
 """Guard-failure texts kept per region (for `RecompileBudgetExceeded` and the breach log line)."""

@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry
 from contract.binding.targets import Binding, Target
 from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded, act
+from monitor.events import EventFile, open_events, report_hint, started_fields
 from monitor.exporter import LedgerCollector, Server, push, rank_info, serve, write_snapshot
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
@@ -78,6 +79,8 @@ class Monitor:
         """Per thread inside a hook: its first fault (a raising logger included), counted once when the hook ends."""
         self._stopped = False
         self._skipped = _dynamo.SkippedFrames()
+        self._events: EventFile | None = None
+        self._events = open_events(binding.contract, self._env, on_error=lambda exc: self._error("events", exc))
         self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
         if not self.registry.get_target_info():
             self.registry.set_target_info(self._env)
@@ -96,9 +99,11 @@ class Monitor:
         self.server: Server | None = self._serve() if serve else None
         atexit.register(self.stop)
         self._sigterm = self._on_sigterm()
-        self._say(
-            "info", "monitor_started", contract=binding.contract.name, regions=len(binding.regions), port=self.port
-        )
+        started = started_fields(binding, self.port, self._events)
+        if self._events is not None:  # per-region settings go to the file only: one line per run, however many regions
+            self._events.write("info", "monitor_started", started)
+        started.pop("region_settings")
+        self._say("info", "monitor_started", tee=False, **started)
 
     # -- public handle ---------------------------------------------------------------------------------------
     @property
@@ -150,7 +155,10 @@ class Monitor:
         self._final_export()
         if self.server is not None:
             self.server.close()
-        self._say("info", "monitor_stopped", summary=_summary(self.ledger.snapshot()))
+        hint: dict[str, Any] = {"report": report_hint(self._events.template)} if self._events is not None else {}
+        self._say("info", "monitor_stopped", summary=_summary(self.ledger.snapshot()), **hint)
+        if self._events is not None:
+            self._events.close()
 
     def __enter__(self) -> Monitor:
         return self
@@ -183,8 +191,13 @@ class Monitor:
             if fault is not None:
                 self._error("hook", fault)
 
-    def _say(self, level: str, event: str, **fields: Any) -> None:
-        """Emit one log event; never raises: a failing logger is a fault of the running hook, else of `export`."""
+    def _say(self, level: str, event: str, *, log: bool = True, tee: bool = True, **fields: Any) -> None:
+        """Emit one event to the log (unless `log=False`) and the event file (unless `tee=False`); never raises: a
+        failing logger is a fault of the running hook, else of `export`."""
+        if tee and self._events is not None:
+            self._events.write(level, event, fields)
+        if not log:
+            return
         try:
             getattr(self.log, level)(event, **fields)
         except Exception as exc:
@@ -241,9 +254,21 @@ class Monitor:
     def _on_aux(self, args: Any, seconds: float) -> None:
         """Lazy backward / CUDA-graph recording: charged (with its cache lookups) to the region that compiled that id."""
         _, _, cache = self._deltas()
-        owner = self.ledger.owner(_dynamo.compile_id(args))
-        if owner is not None:
-            self.ledger.record_aux(owner[0], _dynamo.trigger_name(args), seconds, cache)
+        cid = _dynamo.compile_id(args)
+        owner = self.ledger.owner(cid)
+        if owner is None:
+            return
+        trigger = _dynamo.trigger_name(args)
+        self.ledger.record_aux(owner[0], trigger, seconds, cache)
+        info = self._info_on is None or self._info_on(logging.INFO)
+        if info or self._events is not None:
+            fields: dict[str, Any] = {
+                "region": owner[0],
+                "compile_id": cid,
+                "trigger": trigger.lower(),
+                "seconds": seconds,
+            }
+            self._say("info", "aux_compile", log=info, **fields, **_hits(cache))
 
     def _target_of(self, fn: Any) -> Target | None:
         """The contract target a compiled callable belongs to (cached per callable object, bounded)."""
@@ -292,19 +317,21 @@ class Monitor:
         breaks: tuple[tuple[str, str], ...],
         cache: dict | None,
     ) -> None:
-        """Log lines (the per-compile info line only when that level is on) and the breach action."""
-        if self._info_on is None or self._info_on(logging.INFO):
-            hits = {f"{c}_{r}": n for (c, r), n in cache.items() if n} if cache else {}
+        """Log lines (the per-compile info line only when that level is on, or into the event file) and the breach
+        action."""
+        info = self._info_on is None or self._info_on(logging.INFO)
+        if info or self._events is not None:
             self._say(
                 "info",
                 "compile",
+                log=info,
                 region=target.region,
                 module=target.path or "<root>",
                 method=target.method,
                 compile_id=cid,
                 seconds=seconds,
                 recompile=out.recompile,
-                **hits,
+                **_hits(cache),
             )
         if out.recompile:
             self._say_recompile(target, cid, out, reason or "", category)
@@ -406,7 +433,9 @@ class Monitor:
                 self._limit_ids.clear()
             self._limit_ids.add(cid)
         self.ledger.record_limit_hit(region, brief(reason, 300))
-        where = {"module": target.path or "<root>", "method": target.method} if target is not None else {}
+        where: dict[str, Any] = (
+            {"module": target.path or "<root>", "method": target.method} if target is not None else {}
+        )
         self._say(
             "error",
             "recompile_limit_hit",
@@ -433,6 +462,8 @@ class Monitor:
         self.ledger.error(kind)
         if kind not in self._errors_logged:
             self._errors_logged.add(kind)
+            if self._events is not None and kind != "events":  # a failing event file must not recurse
+                self._events.write("error", "monitor_error", {"kind": kind, "error": f"{type(exc).__name__}: {exc}"})
             try:
                 self.log.error("monitor_error", kind=kind, error=f"{type(exc).__name__}: {exc}")
             except Exception:  # a broken logger must not break the step either
@@ -505,6 +536,11 @@ class Monitor:
                 )
             except Exception as exc:
                 self._error("push", exc)
+
+
+def _hits(cache: dict[tuple[str, str], int] | None) -> dict[str, Any]:
+    """Cache lookups of one compile as log fields: `fx_graph_hit`, `aot_autograd_miss`, ..."""
+    return {f"{c}_{r}": n for (c, r), n in cache.items() if n} if cache else {}
 
 
 def _summary(snap: dict[str, dict[str, Any]]) -> dict[str, str]:

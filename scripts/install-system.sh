@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the real daemons the tests run on 127.0.0.1: Prometheus (+promtool), Alertmanager, Pushgateway, Redis
-# (Debian packages).
+# (Debian packages), and Chromium, the headless browser the report page is opened in.
 # In a container without systemd, policy-rc.d stops apt from starting them; the tests start their own.
 set -euo pipefail
 need=()
@@ -9,6 +9,7 @@ command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertman
 command -v prometheus-pushgateway >/dev/null 2>&1 || need+=(prometheus-pushgateway)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
     echo "install-system: missing ${need[*]} and not root; tests that need them will be skipped" >&2

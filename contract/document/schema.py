@@ -228,6 +228,9 @@ class MonitorSpec(_Table):
     """PEM private key for HTTPS (relative to the contract file)."""
     snapshot_path: str | None = None
     """Textfile-collector file written on exit; `{rank}` is replaced by the rank."""
+    events_path: str | None = None
+    """JSON-lines file every monitor event is appended to, for `compile-contract report`; `{rank}` is replaced by the
+    rank, relative paths resolve against the contract file."""
     pushgateway: str | None = None
     """Pushgateway URL to push the final snapshot to on exit."""
     push_timeout_s: Annotated[float, Field(gt=0, le=60)] = 2.0

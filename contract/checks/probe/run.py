@@ -96,10 +96,10 @@ def probe(
     backend: str = "eager",
 ) -> ProbeResult:
     """Run `steps` iterations of `step(model, i)` under the contract compiled with `backend`, then restore."""
-    from monitor.runtime import Monitor
-
     binding, _ = bind(probe_contract(contract, backend), model)
     config, saved = _torch.dynamo_config(), snapshot(model)
+    from monitor.runtime import Monitor  # after the snapshot: importing structlog draws from Python's `random`
+
     hooks = _hook_ids(binding)
     recorder = _Recorder()
     result = ProbeResult(steps=0)

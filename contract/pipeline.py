@@ -1,7 +1,8 @@
 """The startup pipeline, top to bottom: load the document, bind it to the model, run the checks, report.
 
-`check()` applies nothing; `enforce()` is the engine's gate (check, then apply in place); `doctor()` is the launcher's
-preflight (the document, the torch version and the cache checks only: no model, no torch import).
+`check()` applies nothing; `enforce()` is the engine's gate (load the portable cache artifacts, check, then apply in
+place); `doctor()` is the launcher's preflight (the document, the torch version, the cache checks and the warm-start
+prediction that needs no torch: no model, no torch import).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from contract.checks.cache import check as cache
 from contract.checks.cache.rules import RULES as CACHE_RULES
 from contract.checks.settings.check import check_torch_version
 from contract.checks.settings.rules import TORCH_VERSION
+from contract.checks.warm import artifacts
+from contract.checks.warm import check as warm
+from contract.checks.warm.rules import RULES as WARM_RULES
 from contract.document.load import Contract, load
 from contract.document.schema import Settings
 from contract.env import EnvSnapshot
@@ -27,7 +31,7 @@ from contract.report.render import render_text
 if TYPE_CHECKING:  # the binding imports torch; `doctor` runs without it
     from contract.binding.targets import Binding
 
-DOCTOR_CODES = frozenset({TORCH_VERSION.code, *(r.code for r in CACHE_RULES)})
+DOCTOR_CODES = frozenset({TORCH_VERSION.code, *(r.code for r in CACHE_RULES), *(r.code for r in WARM_RULES)})
 """Codes doctor can report (besides the contract's own load errors); `[[allow]]` entries for others are skipped."""
 
 
@@ -88,10 +92,15 @@ def run_checks(ctx: CheckContext, checks: Iterable[Check] = CHECKS) -> list[Find
 
 
 def enforce(model: Any, path: str | Path, *, step: Callable | None = None, strict: bool = False) -> Binding:
-    """The engine's startup gate: check, then apply in place; raises ContractViolation on any error."""
+    """The engine's startup gate: load `[cache] artifacts` (before anything compiles), check, then apply in place;
+    raises ContractViolation on any error."""
     from contract.binding.apply import apply
 
-    _, binding, findings = check(path, model, step=step, strict=strict)
+    contract, findings = load(path)
+    if contract is None:
+        raise ContractViolation(finalize(findings, None, strict=strict), path)
+    findings += artifacts.load(contract)
+    _, binding, findings = check_loaded(contract, findings, model, step=step, strict=strict)
     if binding is None or has_errors(findings):
         raise ContractViolation(findings, path)
     return apply(binding)
@@ -115,6 +124,7 @@ def doctor(
     ctx = CheckContext(contract=contract) if snapshot is None else CheckContext(contract=contract, snapshot=snapshot)
     findings += check_torch_version(ctx)
     findings += cache.check(ctx, environ=environ, timeout_s=timeout_s)
+    findings += warm.doctor_check(ctx, environ=environ)
     scoped = replace(contract, allow=tuple(a for a in contract.allow if a.code in DOCTOR_CODES))
     return contract, finalize(findings, scoped, strict=strict)
 

@@ -142,6 +142,16 @@ def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family,
         fams.append(_family(p + name, doc, "gauge", *col(_T + offset, p + name)))
     fams.append(
         _family(
+            p + "cold_compiles",
+            "Compiles that missed the Inductor cache although the warm manifest recorded them (a cold start).",
+            "counter",
+            *col(_T + 8, p + "cold_compiles_total"),
+        )
+    )
+    for offset, name, doc in _WARM_GAUGES:
+        fams.append(_family(p + name, doc, "gauge", *col(_T + offset, p + name)))
+    fams.append(
+        _family(
             p + "monitor_errors",
             "Internal errors of the monitor, by kind.",
             "counter",
@@ -180,6 +190,11 @@ _GAUGES = (
     (7, "eager_fallback", "1 when the monitor switched the region to eager (on_breach = eager)."),
 )
 """(offset after compile_seconds in a ledger row, family name, HELP) of the per-region gauges."""
+_WARM_GAUGES = (
+    (9, "compile_seconds_budget", "Seconds one counted compile of a region instance may take (+Inf: no budget)."),
+    (10, "budget_compile_seconds", "The region's longest compile counted against its compile_seconds_budget."),
+)
+"""The same, for the warm-start and compile-time budget gauges (appended to the row after the others)."""
 
 
 def _hist_values(rows: list[tuple], _totals: dict[str, Any]) -> list[float]:

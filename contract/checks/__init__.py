@@ -9,8 +9,16 @@ from contract.checks.custom_ops import check as custom_ops
 from contract.checks.hotpath import check as hotpath
 from contract.checks.probe import check as probe
 from contract.checks.settings import check as settings
+from contract.checks.warm import check as warm
 
-CHECKS: tuple[Check, ...] = (settings.check, cache.check, hotpath.check, probe.check, custom_ops.check)
-"""Checks run after binding, in code-range order (CC1xx settings ... CC6xx custom operators)."""
+CHECKS: tuple[Check, ...] = (
+    settings.check,
+    cache.check,
+    hotpath.check,
+    probe.check,
+    custom_ops.check,
+    warm.check,
+)
+"""Checks run after binding, in code-range order (CC1xx settings ... CC6xx custom operators, CC7xx warm start)."""
 
 __all__ = ["CHECKS", "Check", "CheckContext"]

@@ -9,6 +9,7 @@ from contract.checks.custom_ops import rules as custom_ops
 from contract.checks.hotpath import rules as hotpath
 from contract.checks.probe import rules as probe
 from contract.checks.settings import rules as settings
+from contract.checks.warm import rules as warm
 from contract.document import rules as document
 from contract.findings import Rule
 
@@ -22,6 +23,7 @@ RULES: tuple[Rule, ...] = tuple(
             *probe.RULES,
             *binding.RULES,
             *custom_ops.RULES,
+            *warm.RULES,
         ),
         key=lambda r: r.code,
     )

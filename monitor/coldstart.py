@@ -147,7 +147,7 @@ class ColdStart:
             positions.append(entry.seen[lk.cache])
             entry.seen[lk.cache] += 1
         missed = [(lk, i) for lk, i in zip(lookups, positions, strict=True) if lk.state == "miss"]
-        if recorded is None or not missed:
+        if recorded is None or not _cold(lookups):
             return
         causes: set[str] = set()
         changes: list[mf.Change] = []
@@ -199,6 +199,13 @@ def _environment(manifest: mf.Manifest) -> list[mf.Change]:
     return mf.environment_changes(manifest.environment, current) or [
         mf.Change(component="components", old="recorded", new="unavailable for this key on this torch")
     ]
+
+
+def _cold(lookups: list[_dynamo.Lookup]) -> bool:
+    """Inductor compiled code: an FX-graph lookup missed, or the AOTAutograd one did and no FX-graph lookup hit
+    (an AOTAutograd miss whose graphs then hit the FX-graph cache only re-traces: seconds, not a cold compile)."""
+    fx = [lk.state for lk in lookups if lk.cache == "fx_graph"]
+    return "miss" in fx or ("hit" not in fx and any(lk.state == "miss" for lk in lookups))
 
 
 def _nth(record: dict[str, Any], cache: str, n: int) -> dict[str, Any] | None:

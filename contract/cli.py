@@ -9,6 +9,11 @@ import difflib
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from contract.document.load import Contract
+    from contract.findings import Finding
 
 
 class UsageError(Exception):
@@ -144,7 +149,7 @@ def _cmd_warm(args: argparse.Namespace) -> int:
     return _warm(args, contract, findings)
 
 
-def _warm(args: argparse.Namespace, contract: object, findings: list) -> int:
+def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding]) -> int:
     """Build, bind, run the recording warm start; print where the manifest went."""
     from contract.document.refs import RefError, build_model, resolve
     from contract.findings import has_errors
@@ -152,27 +157,25 @@ def _warm(args: argparse.Namespace, contract: object, findings: list) -> int:
     from contract.report.render import n_of, render_text
     from monitor.warm import WarmError, cache_dir_env, run
 
-    meta = contract.meta  # type: ignore[attr-defined]
-    model_ref, step_ref = args.model or (meta and meta.model), args.step or (meta and meta.step)
+    meta = contract.meta
+    model_ref = args.model or (meta.model if meta else None)
+    step_ref = args.step or (meta.step if meta else None)
     if not model_ref or not step_ref:
         raise UsageError(
             f"{args.contract}: warm needs a model and a step; pass --model/--step or set them in [contract]"
         )
     try:
-        cache_dir_env(contract)  # type: ignore[arg-type]
+        cache_dir_env(contract)
         with _stdout_to_stderr():
             from contract.binding.resolve import bind
 
             model, step = build_model(model_ref), resolve(step_ref, "step")
-            binding, bound = bind(contract, model)  # type: ignore[arg-type]
-            if has_errors(bound):
-                result = None
-            else:
-                result = run(binding, step, steps=args.steps or contract.probe.steps)  # type: ignore[attr-defined]
+            binding, bound = bind(contract, model)
+            result = None if has_errors(bound) else run(binding, step, steps=args.steps or contract.probe.steps)
     except (RefError, WarmError) as exc:
         raise UsageError(str(exc)) from None
     if result is None:
-        print(render_text(finalize(findings + bound, contract), args.contract, title="warm"))  # type: ignore[arg-type]
+        print(render_text(finalize(findings + bound, contract), args.contract, title="warm"))
         return 1
     art = f"; artifacts {result.artifacts['path']} ({result.artifacts['bytes']} bytes)" if result.artifacts else ""
     print(

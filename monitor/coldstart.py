@@ -23,6 +23,8 @@ MAX_CHANGED = 10
 """Changed components listed per `cold_compile` event (a torch upgrade changes hundreds)."""
 IDS = 4096
 """Compile ids remembered for the lazy backward compiles that follow them."""
+PENDING = 4096
+"""Lookups kept for the compile in progress (a DDP-split graph makes a few per bucket; more is not one compile)."""
 
 
 class _Compile:
@@ -62,7 +64,8 @@ class ColdStart:
 
     def _on_lookup(self, lookup: _dynamo.Lookup) -> None:
         with self._lock:
-            self._pending.append(lookup)
+            if len(self._pending) < PENDING:
+                self._pending.append(lookup)
 
     def take(self) -> list[_dynamo.Lookup]:
         """The lookups since the previous take (those of the compile that just ended)."""

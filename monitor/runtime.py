@@ -209,6 +209,7 @@ class Monitor:
         """Start callback: only the clock (attribution waits for the end, when the compile id is final)."""
         try:
             self._inflight[get_ident()] = self._clock()
+            self.cold.take()  # cache lookups outside a Dynamo compile (a standalone Inductor compile) are not its own
         except Exception as exc:
             self._error("hook", exc)
 

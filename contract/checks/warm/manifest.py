@@ -293,6 +293,7 @@ def _shown(value: tuple[str, str] | None) -> str:
 
 SCALARS: tuple[tuple[str, str, bool], ...] = (
     ("torch", "torch", True),
+    ("torch_git", "torch (git revision)", True),
     ("triton", "triton", True),
     ("cuda", "CUDA", True),
     ("gpu", "GPU", True),
@@ -317,7 +318,9 @@ def environment_changes(recorded: Mapping[str, Any], current: Mapping[str, Any])
     out = []
     for key, label, certain in SCALARS:
         if key in recorded and key in current and recorded[key] != current[key]:
-            if key == "cpu_threads" and not recorded.get("cpu_threads_in_key"):
+            if (key == "cpu_threads" and not recorded.get("cpu_threads_in_key")) or (
+                key == "torch_git" and any(c.component == "torch" for c in out)
+            ):
                 continue
             out.append(Change(component=label, old=_value(recorded[key]), new=_value(current[key]), certain=certain))
     if not any(c.component == "torch" for c in out):

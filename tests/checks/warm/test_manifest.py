@@ -128,3 +128,11 @@ def test_require_warm_without_a_manifest_is_an_error_at_the_key(tmp_path: Path) 
     (tmp_path / "c.toml").write_text('[contract]\nname = "x"\n[cache]\nrequire_warm = true\n')
     _, findings = doctor(tmp_path / "c.toml", environ={})
     assert [(f.code, f.severity, f.location) for f in findings] == [("CC702", "error", "cache.require_warm")]
+
+
+def test_warm_without_a_manifest_key_is_a_usage_error_with_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "c.toml").write_text('[contract]\nname = "x"\nmodel = "m:build"\nstep = "m:step"\n')
+    cli = str(Path(sys.executable).parent / "compile-contract")
+    res = subprocess.run([cli, "warm", str(tmp_path / "c.toml")], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.strip().endswith('[cache] has no manifest; set manifest = "warm-manifest.json" to write one')

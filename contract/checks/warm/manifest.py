@@ -315,7 +315,7 @@ config in every AOTAutograd key; Dynamo's config only shapes the traced graph, s
 def environment_changes(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[Change]:
     """Every compile-relevant component of `current` that differs from `recorded` (keys absent from either are not
     compared). Config keys are left out when torch itself changed: a new torch brings new config keys anyway."""
-    out = []
+    out: list[Change] = []
     for key, label, certain in SCALARS:
         if key in recorded and key in current and recorded[key] != current[key]:
             if (key == "cpu_threads" and not recorded.get("cpu_threads_in_key")) or (

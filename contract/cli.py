@@ -182,6 +182,8 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
         f"warm manifest written: {result.path} ({n_of(len(result.compiled), 'region')} compiled, "
         f"{n_of(result.compiles, 'compile')}, {result.cold_seconds:.1f} s cold, {n_of(result.steps, 'step')}{art})"
     )
+    for cache in result.caches_off:
+        print(f"warning: {cache} was off during the run: its keys are not recorded and a restart cannot be warm")
     for name in result.never:
         print(
             f"warning: region {name!r} never compiled in {n_of(result.steps, 'step')}: the manifest has no keys for it"

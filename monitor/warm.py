@@ -43,6 +43,8 @@ class WarmResult:
     """Their cold compile seconds."""
     artifacts: dict[str, Any] | None = None
     """The saved artifacts (path, bytes, keys), if configured."""
+    caches_off: list[str] = field(default_factory=list)
+    """Inductor caches that were off during the run (their keys could not be recorded)."""
 
 
 def cache_dir_env(contract: Contract, environ: dict[str, str] | Any = os.environ) -> None:
@@ -96,6 +98,7 @@ def run(
         compiles=cost.compiles,
         cold_seconds=cost.seconds,
         artifacts=saved,
+        caches_off=[c for c in ("fx_graph_cache", "autograd_cache") if not data["cache"][c]],
     )
 
 

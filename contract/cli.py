@@ -1,4 +1,4 @@
-"""`compile-contract`: check, doctor, init, rules, explain, report. Exit 0 ok, 1 error findings, 2 usage or internal errors (one
+"""`compile-contract`: check, doctor, init, warm, rules, explain, report. Exit 0 ok, 1 error findings, 2 usage or internal errors (one
 line on stderr, no traceback)."""
 
 from __future__ import annotations
@@ -10,7 +10,11 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contract.document.load import Contract
+    from contract.findings import Finding
 
 
 class UsageError(Exception):
@@ -61,6 +65,14 @@ def _parser() -> argparse.ArgumentParser:
     doc.add_argument("--format", choices=("text", "json"), default="text")
     doc.add_argument("--strict", action="store_true", help="treat warnings as errors")
     doc.set_defaults(run=_cmd_doctor)
+    warm = sub.add_parser(
+        "warm", help="compile every region with its real settings and write the warm manifest ([cache] manifest)"
+    )
+    warm.add_argument("contract", help="path to the contract TOML")
+    warm.add_argument("--model", help="pkg.module:attr returning the nn.Module (default: [contract] model)")
+    warm.add_argument("--step", help="pkg.module:attr, step(model, i) (default: [contract] step)")
+    warm.add_argument("--steps", type=int, default=None, help="most steps to run (default: [probe] steps)")
+    warm.set_defaults(run=_cmd_warm)
     rules = sub.add_parser("rules", help="list every rule (code, severity, name)")
     rules.set_defaults(run=_cmd_rules)
     exp = sub.add_parser("explain", help="print a rule's documentation")
@@ -226,6 +238,67 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     else:
         print(render_text(findings, args.contract or "(no contract: torch defaults)", title="doctor"))
     return 1 if has_errors(findings) else 0
+
+
+def _cmd_warm(args: argparse.Namespace) -> int:
+    from contract.document.load import ContractFileError, load
+    from contract.findings import has_errors
+    from contract.report.allow import finalize
+    from contract.report.render import render_text
+
+    sys.path.insert(0, os.getcwd())
+    try:
+        contract, findings = load(args.contract)
+    except ContractFileError as exc:
+        raise UsageError(str(exc)) from None
+    if contract is None or has_errors(findings):
+        print(render_text(finalize(findings, contract), args.contract, title="warm"))
+        return 1
+    if not contract.cache.manifest:
+        raise UsageError(f'{args.contract}: [cache] has no manifest; set manifest = "warm-manifest.json" to write one')
+    return _warm(args, contract, findings)
+
+
+def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding]) -> int:
+    """Build, bind, run the recording warm start; print where the manifest went."""
+    from contract.document.refs import RefError, build_model, resolve
+    from contract.findings import has_errors
+    from contract.report.allow import finalize
+    from contract.report.render import n_of, render_text
+    from monitor.warm import WarmError, cache_dir_env, run
+
+    meta = contract.meta
+    model_ref = args.model or (meta.model if meta else None)
+    step_ref = args.step or (meta.step if meta else None)
+    if not model_ref or not step_ref:
+        raise UsageError(
+            f"{args.contract}: warm needs a model and a step; pass --model/--step or set them in [contract]"
+        )
+    try:
+        cache_dir_env(contract)
+        with _stdout_to_stderr():
+            from contract.binding.resolve import bind
+
+            model, step = build_model(model_ref), resolve(step_ref, "step")
+            binding, bound = bind(contract, model)
+            result = None if has_errors(bound) else run(binding, step, steps=args.steps or contract.probe.steps)
+    except (RefError, WarmError) as exc:
+        raise UsageError(str(exc)) from None
+    if result is None:
+        print(render_text(finalize(findings + bound, contract), args.contract, title="warm"))
+        return 1
+    art = f"; artifacts {result.artifacts['path']} ({result.artifacts['bytes']} bytes)" if result.artifacts else ""
+    print(
+        f"warm manifest written: {result.path} ({n_of(len(result.compiled), 'region')} compiled, "
+        f"{n_of(result.compiles, 'compile')}, {result.cold_seconds:.1f} s cold, {n_of(result.steps, 'step')}{art})"
+    )
+    for cache in result.caches_off:
+        print(f"warning: {cache} was off during the run: its keys are not recorded and a restart cannot be warm")
+    for name in result.never:
+        print(
+            f"warning: region {name!r} never compiled in {n_of(result.steps, 'step')}: the manifest has no keys for it"
+        )
+    return 0
 
 
 @contextlib.contextmanager

@@ -1,7 +1,8 @@
 """The startup pipeline, top to bottom: load the document, bind it to the model, run the checks, report.
 
-`check()` applies nothing; `enforce()` is the engine's gate (check, then apply in place); `doctor()` is the launcher's
-preflight (the document, the torch version and the cache checks only: no model, no torch import).
+`check()` applies nothing; `enforce()` is the engine's gate (load the portable cache artifacts, check, then apply in
+place); `doctor()` is the launcher's preflight (the document, the torch version, the cache checks and the warm-start
+prediction that needs no torch: no model, no torch import).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from contract.checks.cache.rules import RULES as CACHE_RULES
 from contract.checks.context import env_at_import
 from contract.checks.settings.check import check_torch_version
 from contract.checks.settings.rules import TORCH_VERSION
+from contract.checks.warm import artifacts
+from contract.checks.warm import check as warm
+from contract.checks.warm.rules import RULES as WARM_RULES
 from contract.document.load import Contract, load
 from contract.document.schema import Settings
 from contract.env import EnvSnapshot
@@ -29,7 +33,7 @@ from contract.report.render import render_text
 if TYPE_CHECKING:  # the binding imports torch; `doctor` runs without it
     from contract.binding.targets import Binding
 
-DOCTOR_CODES = frozenset({TORCH_VERSION.code, *(r.code for r in CACHE_RULES)})
+DOCTOR_CODES = frozenset({TORCH_VERSION.code, *(r.code for r in CACHE_RULES), *(r.code for r in WARM_RULES)})
 """Codes doctor can report (besides the contract's own load errors); `[[allow]]` entries for others are skipped."""
 
 
@@ -106,7 +110,8 @@ def enforce(
     strict: bool = False,
     group: Any = None,
 ) -> Binding:
-    """The engine's startup gate: check, then apply in place; raises ContractViolation on any error. On several
+    """The engine's startup gate: load `[cache] artifacts` (before anything compiles), check, then apply in place;
+    raises ContractViolation on any error. On several
     ranks (after `init_process_group`, or with `group`), every rank starts, or every rank raises the same report.
 
     `model` is the module, or None to build it from `[contract] model` (then `[contract] step` is used too, as the
@@ -118,6 +123,7 @@ def enforce(
     if contract is None:
         local = finalize(findings, None, strict=strict)
         raise ContractViolation(agree(job_ranks(None, group), None, local, env_at_import()), path)
+    findings += artifacts.load(contract)
     model, step_fn, unbuilt = _resolve_refs(contract, model, step)
     bad_model = any(f.location == "contract.model" for f in unbuilt)
     _, binding, findings = check_loaded(
@@ -164,6 +170,7 @@ def doctor(
     ctx = CheckContext(contract=contract) if snapshot is None else CheckContext(contract=contract, snapshot=snapshot)
     findings += check_torch_version(ctx)
     findings += cache.check(ctx, environ=environ, timeout_s=timeout_s)
+    findings += warm.doctor_check(ctx, environ=environ)
     scoped = replace(contract, allow=tuple(a for a in contract.allow if a.code in DOCTOR_CODES))
     return contract, agree(ranks, contract, finalize(findings, scoped, strict=strict), ctx.snapshot, environ)
 

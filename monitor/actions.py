@@ -12,7 +12,9 @@ from contract.binding.targets import Binding, Target
 class RecompileBudgetExceeded(RuntimeError):
     """A region exceeded its budget and its contract says `on_breach = "fail"`; raised at its next call."""
 
-    def __init__(self, region: str, count: int, budget: int, reasons: tuple[str, ...], kind: str = "recompile_budget"):
+    def __init__(
+        self, region: str, count: float, budget: float, reasons: tuple[str, ...], kind: str = "recompile_budget"
+    ):
         self.region, self.count, self.budget, self.reasons, self.kind = region, count, budget, tuple(reasons), kind
         last = f"; last reason: {reasons[-1]}" if reasons else ""
         super().__init__(

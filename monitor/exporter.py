@@ -149,6 +149,16 @@ def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family,
         fams.append(_family(p + name, doc, "gauge", *col(name, p + name)))
     fams.append(
         _family(
+            p + "cold_compiles",
+            "Compiles that missed the Inductor cache although the warm manifest recorded them (a cold start).",
+            "counter",
+            *col("cold_compiles", p + "cold_compiles_total"),
+        )
+    )
+    for name, doc in _WARM_GAUGES:
+        fams.append(_family(p + name, doc, "gauge", *col(name, p + name)))
+    fams.append(
+        _family(
             p + "monitor_errors",
             "Internal errors of the monitor, by kind.",
             "counter",
@@ -187,6 +197,11 @@ _GAUGES = (
     ("eager_fallback", "1 when the monitor switched the region to eager (on_breach = eager)."),
 )
 """(ledger column = family name, HELP) of the per-region gauges."""
+_WARM_GAUGES = (
+    ("compile_seconds_budget", "Seconds one counted compile of a region instance may take (+Inf: no budget)."),
+    ("budget_compile_seconds", "The region's longest compile counted against its compile_seconds_budget."),
+)
+"""The same, for the compile-time budget gauges."""
 
 
 def _hist_values(rows: list[tuple], _totals: dict[str, Any]) -> list[float]:

@@ -40,6 +40,9 @@ EXPORT_COLUMNS: tuple[tuple[str, int], ...] = (
     ("budget_exceeded", 1),
     ("eager_fallback", 1),
     ("ddp_splits", 1),
+    ("cold_compiles", 1),
+    ("compile_seconds_budget", 1),
+    ("budget_compile_seconds", 1),
 )
 """A row of `Ledger.export()`, in order: (column, width). The exporter reads rows through `COLUMNS` by name."""
 
@@ -107,6 +110,10 @@ class RegionStats:
     cudagraph_recordings: int = 0
     last_reasons: deque[str] = field(default_factory=lambda: deque(maxlen=LAST_REASONS))
     instances: dict[int, InstanceStats] = field(default_factory=dict)
+    cold_compiles: int = 0
+    """Compiles that missed the cache although the warm manifest recorded them (`cold_compile` events)."""
+    budget_compile_seconds: float = 0.0
+    """The longest compile counted against `compile_seconds_budget` (first compiles, recompiles after warm-up)."""
 
 
 class Outcome(NamedTuple):
@@ -233,6 +240,23 @@ class Ledger:
         if cache:
             for key, n in cache.items():
                 rs.cache[key] = rs.cache.get(key, 0) + n
+
+    def record_cold(self, region: str) -> None:
+        """A compile of the region missed the cache although the warm manifest recorded it."""
+        with self._lock:
+            self._regions[region].cold_compiles += 1
+
+    def record_compile_seconds(self, region: str, seconds: float) -> Outcome | None:
+        """One counted compile's duration against `compile_seconds_budget`; an Outcome on the region's first breach
+        of it (`breach="compile_seconds_budget"`), else None."""
+        with self._lock:
+            rs = self._regions[region]
+            rs.budget_compile_seconds = max(rs.budget_compile_seconds, seconds)
+            budget = rs.region.compile_seconds_budget
+            if budget is None or seconds <= budget or "compile_seconds_budget" in rs.breaches:
+                return None
+            rs.breaches.append("compile_seconds_budget")
+            return Outcome(False, True, rs.budget_recompiles, "compile_seconds_budget", len(rs.breaches) == 1, 0)
 
     def record_reason(self, region: str, category: str, reason: str | None) -> None:
         """The guard-failure category (metric label) and bounded text of a recompile `record_compile` reported."""
@@ -374,6 +398,9 @@ class Ledger:
                     1 if rs.breaches else 0,
                     1 if rs.eager_fallback else 0,
                     rs.ddp_splits,
+                    rs.cold_compiles,
+                    _budget(rs.region.compile_seconds_budget),
+                    rs.budget_compile_seconds,
                 )
                 for rs in self._regions.values()
             ]
@@ -420,7 +447,15 @@ def _region_dict(rs: RegionStats) -> dict[str, Any]:
         "cudagraph_recordings": rs.cudagraph_recordings,
         "instances": len(rs.instances),
         "last_reasons": list(rs.last_reasons),
+        "cold_compiles": rs.cold_compiles,
+        "compile_seconds_budget": r.compile_seconds_budget,
+        "budget_compile_seconds": rs.budget_compile_seconds,
     }
+
+
+def _budget(value: float | None) -> float:
+    """A budget as a gauge value: none set is unbounded (+Inf)."""
+    return float("inf") if value is None else float(value)
 
 
 def _first_line(text: str) -> str:

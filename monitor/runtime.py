@@ -6,6 +6,7 @@ import atexit
 import logging
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from threading import get_ident
 from typing import Any
@@ -15,6 +16,7 @@ from prometheus_client import CollectorRegistry
 from contract.binding.targets import Binding, Target
 from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded, act
+from monitor.coldstart import ColdStart
 from monitor.events import EventFile, open_events, report_hint, started_fields
 from monitor.exporter import LedgerCollector, Server, push, rank_info, serve, write_snapshot
 from monitor.ledger import Ledger, Outcome
@@ -56,6 +58,7 @@ class Monitor:
         serve: bool = True,
         manual_warmup: bool = False,
         environ: Mapping[str, str] | None = None,
+        record_keys: bool = False,
     ) -> None:
         self.binding = binding
         spec = binding.contract.monitor
@@ -81,6 +84,10 @@ class Monitor:
         self._skipped = _dynamo.SkippedFrames()
         self._events: EventFile | None = None
         self._events = open_events(binding.contract, self._env, on_error=lambda exc: self._error("events", exc))
+        self.cold = ColdStart(binding, say=self._say, on_cold=self.ledger.record_cold, record=record_keys)
+        """Cache lookups per compile: `cold_compile` against the warm manifest; the recording `warm` writes."""
+        self._seconds_counted: OrderedDict[str, bool] = OrderedDict()
+        """Compile id -> whether its compile counts against `compile_seconds_budget` (for its lazy backward)."""
         self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
         if not self.registry.get_target_info():
             self.registry.set_target_info(self._env)
@@ -104,6 +111,8 @@ class Monitor:
             self._events.write("info", "monitor_started", started)
         started.pop("region_settings")
         self._say("info", "monitor_started", tee=False, **started)
+        if self.cold.manifest_error:
+            self._say("warning", "warm_manifest_unreadable", error=self.cold.manifest_error)
 
     # -- public handle ---------------------------------------------------------------------------------------
     @property
@@ -152,6 +161,7 @@ class Monitor:
             self._sigterm.uninstall()
         _dynamo.unregister(self._start_cb, self._end_cb)
         _dynamo.limit_logger().removeHandler(self._limit)
+        self.cold.stop()
         self._final_export()
         if self.server is not None:
             self.server.close()
@@ -212,6 +222,7 @@ class Monitor:
         """Start callback: only the clock (attribution waits for the end, when the compile id is final)."""
         try:
             self._inflight[get_ident()] = self._clock()
+            self.cold.take()  # cache lookups outside a Dynamo compile (a standalone Inductor compile) are not its own
         except Exception as exc:
             self._error("hook", exc)
 
@@ -229,6 +240,7 @@ class Monitor:
         fn = self._stack.compiled_callable()
         target = self._target_of(fn) if fn is not None else None
         breaks, splits, cache = self._deltas()
+        lookups = self.cold.take()
         if target is None:
             return self.ledger.unattributed_compile()
         cid = _dynamo.compile_id(args)
@@ -240,6 +252,7 @@ class Monitor:
             frame = self._stack.compile_frame()
             reason, category = self._reason(target, _dynamo.reasons_of(frame) if frame is not None else [])
         self._after(target, cid, seconds, out, reason, category, breaks, cache)
+        self._warm_side(target, cid, seconds, out, lookups)
         if splits:
             self._say(
                 "info",
@@ -254,12 +267,14 @@ class Monitor:
     def _on_aux(self, args: Any, seconds: float) -> None:
         """Lazy backward / CUDA-graph recording: charged (with its cache lookups) to the region that compiled that id."""
         _, _, cache = self._deltas()
+        lookups = self.cold.take()
         cid = _dynamo.compile_id(args)
         owner = self.ledger.owner(cid)
         if owner is None:
             return
         trigger = _dynamo.trigger_name(args)
         self.ledger.record_aux(owner[0], trigger, seconds, cache)
+        self._warm_aux(owner[0], cid, trigger, seconds, lookups)
         info = self._info_on is None or self._info_on(logging.INFO)
         if info or self._events is not None:
             fields: dict[str, Any] = {
@@ -269,6 +284,30 @@ class Monitor:
                 "seconds": seconds,
             }
             self._say("info", "aux_compile", log=info, **fields, **_hits(cache))
+
+    def _warm_side(self, target: Target, cid: str, seconds: float, out: Outcome, lookups: list) -> None:
+        """This compile's cache lookups (warm recording, `cold_compile`) and its compile-seconds budget."""
+        self.cold.on_compile(target, cid, seconds, lookups)
+        counted = not out.recompile or out.counted
+        if self.binding.regions[target.region].region.compile_seconds_budget is not None:
+            self._seconds_counted[cid] = counted
+            if len(self._seconds_counted) > LIMIT_IDS:
+                self._seconds_counted.popitem(last=False)
+        self._compile_seconds(target.region, seconds, counted)
+
+    def _warm_aux(self, region: str, cid: str, trigger: str, seconds: float, lookups: list) -> None:
+        """A lazy backward belongs to its forward's compile: same lookups record, same budget status."""
+        self.cold.on_aux(cid, trigger, seconds, lookups)
+        if trigger == "LAZY_BACKWARD":
+            self._compile_seconds(region, seconds, self._seconds_counted.get(cid, False))
+
+    def _compile_seconds(self, region: str, seconds: float, counted: bool) -> None:
+        """`compile_seconds_budget`: one counted compile (first, or a recompile after warm-up) longer is a breach."""
+        if not counted or self.binding.regions[region].region.compile_seconds_budget is None:
+            return
+        out = self.ledger.record_compile_seconds(region, seconds)
+        if out is not None:
+            self._breach(region, out, seconds=seconds)
 
     def _target_of(self, fn: Any) -> Target | None:
         """The contract target a compiled callable belongs to (cached per callable object, bounded)."""
@@ -369,11 +408,15 @@ class Monitor:
             counted=out.counted,
         )
 
-    def _breach(self, region: str, out: Outcome) -> None:
+    def _breach(self, region: str, out: Outcome, *, seconds: float | None = None) -> None:
         """One error line per breach; the region's on_breach action runs once (fail only arms the next call)."""
         settings = self.binding.regions[region].region
+        count: float
+        budget: float
         if out.breach == "recompile_budget":
             count, budget = out.budget_recompiles, settings.recompile_budget
+        elif out.breach == "compile_seconds_budget":
+            count, budget = round(seconds or 0.0, 3), settings.compile_seconds_budget or 0.0
         else:
             count, budget = out.break_sites, settings.graph_break_budget
         last = self.ledger.last_reasons(region)
@@ -450,6 +493,7 @@ class Monitor:
 
     def _on_reset(self) -> None:
         self._check_skipped()  # records of compiles before the reset are still there; their ids restart now
+        self.cold.on_reset()
         self._skipped.forget()
         self._inflight.clear()
         self._breaks.sync()

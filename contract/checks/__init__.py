@@ -10,8 +10,18 @@ from contract.checks.hotpath import check as hotpath
 from contract.checks.probe import check as probe
 from contract.checks.ranks import check as ranks
 from contract.checks.settings import check as settings
+from contract.checks.warm import check as warm
 
-CHECKS: tuple[Check, ...] = (settings.check, cache.check, hotpath.check, probe.check, custom_ops.check, ranks.check)
-"""Checks run after binding, in code-range order (CC1xx settings ... CC6xx custom operators, CC8xx ranks)."""
+CHECKS: tuple[Check, ...] = (
+    settings.check,
+    cache.check,
+    hotpath.check,
+    probe.check,
+    custom_ops.check,
+    warm.check,
+    ranks.check,
+)
+"""Checks run after binding, in code-range order (CC1xx settings ... CC6xx custom operators, CC7xx warm start, CC8xx
+ranks)."""
 
 __all__ = ["CHECKS", "Check", "CheckContext"]

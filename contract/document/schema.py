@@ -183,6 +183,9 @@ class Settings(_Table):
     """Compiles per region instance that count as warm-up when the engine never calls `mark_warm()` (default 1)."""
     recompile_limit: Annotated[int, Field(ge=1)] | None = None
     """Per-region Dynamo recompile limit (torch >= 2.13 `torch.compile(recompile_limit=)`)."""
+    compile_seconds_budget: Annotated[float, Field(gt=0)] | None = None
+    """Seconds one compile of a region instance may take (its first compile, or a recompile counted after
+    warm-up); longer is a breach handled by `on_breach` (default: no budget)."""
 
 
 class RegionSpec(Settings):
@@ -213,6 +216,14 @@ class CacheSpec(_Table):
     """Remote cache URL, e.g. `redis://127.0.0.1:6379`; must answer at start."""
     require_persistent: bool = False
     """Refuse tmpfs and the default `/tmp/torchinductor_<user>` cache dir."""
+    manifest: Annotated[str, Field(min_length=1)] | None = None
+    """Warm manifest (JSON, relative to the contract file): `compile-contract warm` writes it; `check`, `doctor`
+    and `enforce` compare this start's environment with it and predict a cold start."""
+    artifacts: Annotated[str, Field(min_length=1)] | None = None
+    """PyTorch's portable cache artifacts (relative to the contract file): `warm` saves them, `enforce` loads them
+    before anything compiles, so a host with an empty cache starts warm."""
+    require_warm: bool = False
+    """A predicted cold start is an error, not a warning (engines that must not start cold)."""
 
 
 class MonitorSpec(_Table):
@@ -303,6 +314,7 @@ REGION_DEFAULTS: dict[str, Any] = {
     "on_breach": "alert",
     "warmup_compiles": 1,
     "recompile_limit": None,
+    "compile_seconds_budget": None,
 }
 """Effective value of each setting when neither the region nor `[defaults]` sets it."""
 
@@ -345,6 +357,8 @@ class Region:
     """Compiles per instance counted as warm-up without `mark_warm()`."""
     recompile_limit: int | None
     """Per-region Dynamo recompile limit, or None for torch's global one."""
+    compile_seconds_budget: float | None = None
+    """Seconds one counted compile of an instance may take, or None (no budget)."""
 
     def loc(self, key: str = "") -> str:
         """Contract location of one of this region's keys."""
@@ -389,4 +403,5 @@ def resolve_region(index: int, spec: RegionSpec, defaults: Settings) -> Region:
         on_breach=merged["on_breach"],
         warmup_compiles=merged["warmup_compiles"],
         recompile_limit=merged["recompile_limit"],
+        compile_seconds_budget=merged["compile_seconds_budget"],
     )

@@ -10,6 +10,7 @@ from contract.checks.hotpath import rules as hotpath
 from contract.checks.probe import rules as probe
 from contract.checks.ranks import rules as ranks
 from contract.checks.settings import rules as settings
+from contract.checks.warm import rules as warm
 from contract.document import rules as document
 from contract.findings import Rule
 
@@ -23,6 +24,7 @@ RULES: tuple[Rule, ...] = tuple(
             *probe.RULES,
             *binding.RULES,
             *custom_ops.RULES,
+            *warm.RULES,
             *ranks.RULES,
         ),
         key=lambda r: r.code,

@@ -175,6 +175,9 @@ def test_a_placeholder_name_never_collides_with_a_valid_region_name(write_contra
         ),
         ("cache", "remote", '"http://h:6379"', 'write remote = "redis://host:6379" (rediss:// for TLS)'),
         ("contract", "name", '"' + "n" * 200 + '"', "shorten name to at most 128 characters"),
+        ("region", "compile_seconds_budget", "0", "use a value > 0.0"),
+        ("region", "compile_seconds_budget", '"30"', "write compile_seconds_budget as a number, without quotes"),
+        ("cache", "require_warm", '"yes"', "write require_warm = true or false, without quotes"),
     ],
 )
 def test_every_invalid_value_gets_a_fix_saying_what_to_write(write_contract, table, key, value, fix) -> None:

@@ -22,6 +22,8 @@ REQUIRED_PANELS = (
     "Recompile-limit hits",
     "Monitor errors by kind",
     "Compiles per rank",
+    "Cold compiles",
+    "Compile time against the budget",
 )
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 

@@ -49,6 +49,7 @@ module = "encoder"
 [[region]]
 name = "head"
 module = "head"
+compile_seconds_budget = 600
 [monitor]
 addr = "127.0.0.1"
 port = {port}

@@ -17,10 +17,20 @@ REQUIRED_ALERTS = (
     "GraphBreaksAboveBudget",
     "CompileRankDivergence",
     "CompileCacheMissStorm",
+    "ColdCompile",
+    "CompileTimeBudgetExceeded",
     "MonitorTargetDown",
 )
 RUNBOOK_SECTIONS = ("## Meaning", "## Impact", "## Diagnosis", "## Mitigation")
-LOG_EVENTS = ("compile", "recompile", "graph_break", "budget_exceeded", "recompile_limit_hit", "monitor_error")
+LOG_EVENTS = (
+    "compile",
+    "recompile",
+    "graph_break",
+    "budget_exceeded",
+    "recompile_limit_hit",
+    "monitor_error",
+    "cold_compile",
+)
 
 
 def rules() -> list[dict]:

@@ -1,0 +1,1 @@
+"""CC7xx: warm starts, the warm manifest (`manifest`, shared with the monitor), the environment fingerprint."""

@@ -135,13 +135,13 @@ def job_exchange(world: int) -> list[float]:
 
 JOB_SCRIPT = """
 import datetime, time, torch.distributed as dist
-from contract import _torch
+from contract import _distributed
 from contract.report.exchange import exchange, open_channel
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
-rank, members, name = _torch.process_group()
+rank, members, name = _distributed.process_group()
 dist.barrier()
 start = time.perf_counter()
-channel = open_channel(_torch.rendezvous_store(), rank, members, "tcc/bench", 30)
+channel = open_channel(_distributed.rendezvous_store(), rank, members, "tcc/bench", 30)
 verdict = exchange(channel, [], {"version.torch": "2.13.0"})
 print("EXCHANGE_S", time.perf_counter() - start, flush=True)
 dist.destroy_process_group()

@@ -281,85 +281,9 @@ def compile_state_functions() -> dict[str, list[Any]]:
     return out
 
 
-# Wrappers (binding). A region glob names the user's model, whatever wraps it: DistributedDataParallel keeps the model
-# as `.module`, torch.compile's OptimizedModule (`torch._dynamo.eval_frame.OptimizedModule`, private) as `._orig_mod`,
-# activation-checkpoint wrappers (`ActivationWrapper`, private base of CheckpointWrapper and OffloadWrapper in
-# `torch.distributed.algorithms._checkpoint.checkpoint_wrapper`) as `._checkpoint_wrapped_module`. FSDP2's
-# `fully_shard` swaps the class in place (same object, same paths): nothing to unwrap. Same names in 2.11 and 2.13.
-
-WRAPPED_ATTR = {"ddp": "module", "optimized": "_orig_mod", "checkpoint": "_checkpoint_wrapped_module"}
-"""Wrapper kind -> the attribute (a submodule name) holding the module it wraps."""
-
-
-def wrapper_kind(module: Any) -> str | None:
-    """`ddp`, `optimized` or `checkpoint` for a wrapper a region sees through; None for any other module."""
-    if isinstance(module, torch.nn.parallel.DistributedDataParallel):
-        return "ddp"
-    try:
-        from torch._dynamo.eval_frame import OptimizedModule
-
-        if isinstance(module, OptimizedModule):
-            return "optimized"
-    except ImportError:
-        pass
-    try:
-        from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import ActivationWrapper
-    except ImportError:  # torch built without distributed
-        return None
-    return "checkpoint" if isinstance(module, ActivationWrapper) else None
-
-
-# Ranks (CC8xx). The ranks' startup verdict travels through the rendezvous store of the default process group
-# (`distributed_c10d._get_default_store()`, private, present in 2.11 and 2.13): no collective is involved, so a broken
-# or slow NCCL communicator cannot block it, and every store operation carries its own timeout. Under torchrun the
-# store is the agent's and outlives any worker; under srun-style launch rank 0 hosts it. What ranks compare is read
-# from torch's own config modules (`ConfigModule._config` entries and their defaults, `_compile_ignored_keys`,
-# Inductor's `_cache_config_ignore_prefix`: the keys its FX-graph cache key ignores), all private, same in 2.11 and
-# 2.13; a module lacking them contributes nothing rather than failing.
-
-
-def process_group(group: Any = None) -> tuple[int, list[int], str] | None:
-    """(this process's global rank, the group's member ranks in order, the group's name) of `group` (the default
-    group when None); None when torch.distributed is unavailable or not initialized."""
-    import torch.distributed as dist
-
-    if not dist.is_available() or not dist.is_initialized():
-        return None
-    members = list(dist.get_process_group_ranks(group)) if group is not None else list(range(dist.get_world_size()))
-    name = str(getattr(group, "group_name", "") or "default") if group is not None else "default"
-    return dist.get_rank(), members, name
-
-
-def rendezvous_store() -> Any:
-    """The default process group's rendezvous store (TCPStore behind a PrefixStore)."""
-    from torch.distributed import distributed_c10d
-
-    return distributed_c10d._get_default_store()
-
-
-def init_gloo_group(timeout_s: float) -> bool:
-    """Join the job's ranks over gloo from the environment torchrun/srun set (MASTER_ADDR/PORT, RANK, WORLD_SIZE), for
-    the CLI run inside a job; False when the environment does not describe a job or torch lacks distributed."""
-    import datetime
-    import os
-
-    import torch.distributed as dist
-
-    if not dist.is_available() or dist.is_initialized():
-        return False
-    if not all(os.environ.get(k) for k in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")):
-        return False
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=timeout_s))
-    return True
-
-
-def destroy_group() -> None:
-    """Leave the process group `init_gloo_group` joined."""
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        dist.destroy_process_group()
-
+# Rank agreement (CC8xx). What ranks compare is read from torch's own config modules (`ConfigModule._config` entries
+# and their defaults, `_compile_ignored_keys`, Inductor's `_cache_config_ignore_prefix`: the keys its FX-graph cache
+# key ignores), all private, same in 2.11 and 2.13; a module lacking them contributes nothing rather than failing.
 
 _CONFIG_MODULES = {
     "dynamo": "torch._dynamo.config",
@@ -438,15 +362,6 @@ def pgo_job_id() -> str | None:
     """The job identity profile-guided dynamic-shape state is keyed by (`torch.compiler.config.job_id`)."""
     job = getattr(torch.compiler.config, "job_id", None)
     return str(job) if job else None
-
-
-def is_fsdp_sharded(module: Any) -> bool:
-    """Whether `fully_shard` (FSDP2) was applied to the module (its class became `FSDP<Name>`; public since 2.6)."""
-    try:
-        from torch.distributed.fsdp import FSDPModule
-    except ImportError:  # torch built without distributed
-        return False
-    return isinstance(module, FSDPModule)
 
 
 # Warm start (CC7xx). What the cache keys hash (`torch/_inductor/codecache.py` `FxGraphHashDetails`, 2.11 and 2.13):

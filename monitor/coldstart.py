@@ -1,7 +1,7 @@
 """Cache lookups per region instance: the warm run's recording, and `cold_compile` events against the manifest.
 
 Each compile's FX-graph / AOTAutograd lookups (key, Inductor's own key components, hit or miss) arrive through
-`_dynamo.add_lookup_listener` while it compiles and are taken at its end callback (Dynamo serializes compiles), then
+`_inductor.add_lookup_listener` while it compiles and are taken at its end callback (Dynamo serializes compiles), then
 attributed to the region instance the monitor resolved. The instance's n-th compile is compared with its n-th compile
 in the manifest: a miss where the manifest recorded that compile is a `cold_compile`, explained by the components
 whose hash differs (`contract.checks.warm.manifest`, the same comparison the startup prediction uses).
@@ -17,7 +17,7 @@ from typing import Any
 
 from contract.binding.targets import Binding, Target
 from contract.checks.warm import manifest as mf
-from monitor import _dynamo
+from monitor import _inductor
 
 MAX_CHANGED = 10
 """Changed components listed per `cold_compile` event (a torch upgrade changes hundreds)."""
@@ -46,28 +46,28 @@ class ColdStart:
     def __init__(self, binding: Binding, *, say: Callable[..., None], on_cold: Callable[[str], None], record: bool):
         self._say, self._on_cold = say, on_cold
         self._lock = threading.Lock()
-        self._pending: list[_dynamo.Lookup] = []
+        self._pending: list[_inductor.Lookup] = []
         self._ordinals: dict[tuple[str, int], int] = {}
         self._by_id: OrderedDict[str, _Compile] = OrderedDict()
         self._env: list[mf.Change] | None = None
         self.recording: dict[str, dict[str, list[dict[str, Any]]]] | None = {} if record else None
         self.manifest, self.manifest_error = _load(binding)
-        self.active = (self.manifest is not None or record) and _dynamo.add_lookup_listener(self._on_lookup)
+        self.active = (self.manifest is not None or record) and _inductor.add_lookup_listener(self._on_lookup)
         if self.manifest is not None:  # read now: inside a compile, torch's config carries that compile's patches
             self._env = _environment(self.manifest)
 
     def stop(self) -> None:
         """Stop listening (idempotent)."""
         if self.active:
-            _dynamo.remove_lookup_listener(self._on_lookup)
+            _inductor.remove_lookup_listener(self._on_lookup)
             self.active = False
 
-    def _on_lookup(self, lookup: _dynamo.Lookup) -> None:
+    def _on_lookup(self, lookup: _inductor.Lookup) -> None:
         with self._lock:
             if len(self._pending) < PENDING:
                 self._pending.append(lookup)
 
-    def take(self) -> list[_dynamo.Lookup]:
+    def take(self) -> list[_inductor.Lookup]:
         """The lookups since the previous take (those of the compile that just ended)."""
         if not self._pending:
             return []
@@ -80,7 +80,7 @@ class ColdStart:
         self._ordinals.clear()
         self._by_id.clear()
 
-    def on_compile(self, target: Target, compile_id: str, seconds: float, lookups: list[_dynamo.Lookup]) -> None:
+    def on_compile(self, target: Target, compile_id: str, seconds: float, lookups: list[_inductor.Lookup]) -> None:
         """A Dynamo frame compile attributed to `target`."""
         if not self.active:
             return
@@ -93,20 +93,20 @@ class ColdStart:
             self._by_id.popitem(last=False)
         self._handle(entry, compile_id, seconds, lookups, "DYNAMO")
 
-    def on_aux(self, compile_id: str, trigger: str, seconds: float, lookups: list[_dynamo.Lookup]) -> None:
+    def on_aux(self, compile_id: str, trigger: str, seconds: float, lookups: list[_inductor.Lookup]) -> None:
         """A lazy backward (or CUDA-graph recording) of a compile seen before: part of that compile."""
         entry = self._by_id.get(compile_id) if self.active else None
         if entry is not None:
             self._handle(entry, compile_id, seconds, lookups, trigger)
 
-    def _handle(self, entry: _Compile, cid: str, seconds: float, lookups: list[_dynamo.Lookup], trigger: str) -> None:
+    def _handle(self, entry: _Compile, cid: str, seconds: float, lookups: list[_inductor.Lookup], trigger: str) -> None:
         if self.recording is not None:
             self._record(entry, cid, seconds, lookups)
         if self.manifest is not None:
             self._explain(entry, cid, seconds, lookups, trigger)
 
     # -- the warm run ---------------------------------------------------------------------------------------------
-    def _record(self, entry: _Compile, cid: str, seconds: float, lookups: list[_dynamo.Lookup]) -> None:
+    def _record(self, entry: _Compile, cid: str, seconds: float, lookups: list[_inductor.Lookup]) -> None:
         if entry.record is None:
             entry.record = {"compile_id": cid, "seconds": 0.0, "cold_seconds": 0.0, "lookups": []}
             region = self.recording.setdefault(entry.target.region, {})  # type: ignore[union-attr]
@@ -142,7 +142,9 @@ class ColdStart:
         return regions, shared
 
     # -- runtime: misses the manifest did not predict -------------------------------------------------------------
-    def _explain(self, entry: _Compile, cid: str, seconds: float, lookups: list[_dynamo.Lookup], trigger: str) -> None:
+    def _explain(
+        self, entry: _Compile, cid: str, seconds: float, lookups: list[_inductor.Lookup], trigger: str
+    ) -> None:
         assert self.manifest is not None
         recorded = self.manifest.compile_record(entry.label, entry.ordinal)
         positions = []
@@ -178,7 +180,7 @@ class ColdStart:
             cache_dir=os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
         )
 
-    def _why(self, lookup: _dynamo.Lookup, recorded: dict[str, Any] | None) -> tuple[str, list[mf.Change] | None]:
+    def _why(self, lookup: _inductor.Lookup, recorded: dict[str, Any] | None) -> tuple[str, list[mf.Change] | None]:
         """Why one lookup missed: its key differs (and which of Inductor's components: None when the key has none
         recorded, e.g. AOTAutograd on torch 2.13, which computes them only under DEBUG logging), or the same key is
         absent from the cache."""
@@ -204,7 +206,7 @@ def _environment(manifest: mf.Manifest) -> list[mf.Change]:
     ]
 
 
-def _cold(lookups: list[_dynamo.Lookup]) -> bool:
+def _cold(lookups: list[_inductor.Lookup]) -> bool:
     """Inductor compiled code: an FX-graph lookup missed, or the AOTAutograd one did and no FX-graph lookup hit
     (an AOTAutograd miss whose graphs then hit the FX-graph cache only re-traces: seconds, not a cold compile)."""
     fx = [lk.state for lk in lookups if lk.cache == "fx_graph"]

@@ -18,19 +18,17 @@ from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded, act
 from monitor.coldstart import ColdStart
 from monitor.events import EventFile, open_events, report_hint, started_fields
-from monitor.exporter import LedgerCollector, Server, push, rank_info, serve, write_snapshot
+from monitor.exporter import LedgerCollector, Server, rank_info
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
+from monitor.outputs import Outputs
 from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site, short
-from monitor.sigterm import SigtermExport
 
 TARGET_CACHE = 4096
 """Compiled callables remembered with their contract target (the attribution cache)."""
 LIMIT_IDS = 1024
 """Compile ids of recompile-limit hits already reported through Dynamo's warning (their metrics record is not
 counted again)."""
-SIGTERM_EXPORT_S = 5.0
-"""Longest wait for the final snapshot when SIGTERM arrives (plus the push timeout when pushing)."""
 
 
 class _LimitHandler(logging.Handler):
@@ -103,9 +101,10 @@ class Monitor:
         self._start_cb, self._end_cb = self._on_start, self._on_end  # each catches its own exceptions
         _dynamo.register(self._start_cb, self._end_cb, self._guard(self._on_reset))
         _dynamo.limit_logger().addHandler(self._limit)
-        self.server: Server | None = self._serve() if serve else None
+        self._outputs = Outputs(binding.contract, self.registry, self._env, say=self._say, on_error=self._error)
+        self.server: Server | None = self._outputs.serve(self._collector, self.ledger) if serve else None
         atexit.register(self.stop)
-        self._sigterm = self._on_sigterm()
+        self._sigterm = self._outputs.install_sigterm()
         started = started_fields(binding, self.port, self._events)
         if self._events is not None:  # per-region settings go to the file only: one line per run, however many regions
             self._events.write("info", "monitor_started", started)
@@ -162,7 +161,7 @@ class Monitor:
         _dynamo.unregister(self._start_cb, self._end_cb)
         _dynamo.limit_logger().removeHandler(self._limit)
         self.cold.stop()
-        self._final_export()
+        self._outputs.final()
         if self.server is not None:
             self.server.close()
         hint: dict[str, Any] = {"report": report_hint(self._events.template)} if self._events is not None else {}
@@ -512,74 +511,6 @@ class Monitor:
                 self.log.error("monitor_error", kind=kind, error=f"{type(exc).__name__}: {exc}")
             except Exception:  # a broken logger must not break the step either
                 pass
-
-    # -- export ------------------------------------------------------------------------------------------------
-    def _serve(self) -> Server | None:
-        spec, contract = self.binding.contract.monitor, self.binding.contract
-        if spec.port is None:
-            return None
-        cert = str(contract.resolve_path(spec.tls_cert)) if spec.tls_cert else None
-        key = str(contract.resolve_path(spec.tls_key)) if spec.tls_key else None
-        local_rank = int(self._env["local_rank"]) if self._env["local_rank"].isdigit() else 0
-        try:
-            return serve(
-                self.registry,
-                addr=spec.addr,
-                port=spec.port,
-                local_rank=local_rank,
-                certfile=cert,
-                keyfile=key,
-                collector=self._collector,
-            )
-        except OSError as exc:
-            self.ledger.error("port_in_use")
-            self._say(
-                "error",
-                "metrics_port_unavailable",
-                addr=spec.addr,
-                port=spec.port + local_rank if spec.port else 0,
-                error=exc.strerror or str(exc),
-                effect="training goes on without a metrics endpoint",
-            )
-            return None
-
-    def _on_sigterm(self) -> SigtermExport | None:
-        """Final snapshot/push on SIGTERM too (the default action skips atexit); only when there is one to write."""
-        spec = self.binding.contract.monitor
-        if not (spec.snapshot_path or spec.pushgateway):
-            return None
-        timeout = SIGTERM_EXPORT_S + (spec.push_timeout_s if spec.pushgateway else 0.0)
-        handler = SigtermExport(self._final_export, timeout, on_error=lambda exc: self._error("snapshot", exc))
-        try:
-            return handler if handler.install() else None
-        except Exception as exc:  # a platform without SIGTERM: atexit still writes it
-            self._error("snapshot", exc)
-            return None
-
-    def _final_export(self) -> None:
-        """Final snapshot and push; never from a forked child (its inherited SIGTERM handler or atexit)."""
-        spec = self.binding.contract.monitor
-        if os.getpid() != self._owner_pid:
-            return
-        if spec.snapshot_path:
-            try:
-                path = write_snapshot(
-                    self.registry, str(self.binding.contract.resolve_path(spec.snapshot_path)), self._env["rank"]
-                )
-                self._say("info", "metrics_snapshot_written", path=path)
-            except Exception as exc:
-                self._error("snapshot", exc)
-        if spec.pushgateway:
-            try:
-                push(
-                    self.registry,
-                    spec.pushgateway,
-                    contract=self.binding.contract.name,
-                    rank=self._env["rank"],
-                    timeout=spec.push_timeout_s,
-                )
-            except Exception as exc:
-                self._error("push", exc)
 
 
 def _hits(cache: dict[tuple[str, str], int] | None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from torch import nn
 
-from contract import _torch
+from contract import _distributed
 from contract.binding.rules import NESTED, NO_MATCH, NO_METHOD, OVERLAP, UNKNOWN_ARG
 from contract.binding.targets import Binding, RegionBinding, Target
 from contract.document.load import Contract
@@ -72,7 +72,7 @@ def claimable_modules(model: nn.Module) -> list[tuple[str, str, nn.Module]]:
     out = []
     for path, module in raw.items():
         logical = _logical_path(path, raw)
-        if logical is not None and _torch.wrapper_kind(module) not in ("ddp", "optimized"):
+        if logical is not None and _distributed.wrapper_kind(module) not in ("ddp", "optimized"):
             out.append((logical, path, module))
     return out
 
@@ -83,8 +83,8 @@ def _logical_path(path: str, raw: dict[str, nn.Module]) -> str | None:
         return ""
     parts, kept = path.split("."), []
     for i, seg in enumerate(parts):
-        kind = _torch.wrapper_kind(raw.get(".".join(parts[:i])))
-        if kind is not None and seg == _torch.WRAPPED_ATTR[kind]:
+        kind = _distributed.wrapper_kind(raw.get(".".join(parts[:i])))
+        if kind is not None and seg == _distributed.WRAPPED_ATTR[kind]:
             if kind == "checkpoint" and i == len(parts) - 1:
                 return None
             continue

@@ -50,15 +50,15 @@ def job_ranks(contract: Contract | None, group: Any = None, environ: Mapping[str
     world = _int(env.get("WORLD_SIZE"), 1)
     if not spec(contract).enabled:
         return Ranks(world=world)
-    from contract import _torch
+    from contract import _distributed
 
-    found = _torch.process_group(group)
+    found = _distributed.process_group(group)
     if found is None:
         return Ranks(world=world)
     rank, members, name = found
     if len(members) < 2:
         return Ranks(world=len(members))
-    store, timeout = _torch.rendezvous_store(), spec(contract).timeout_s
+    store, timeout = _distributed.rendezvous_store(), spec(contract).timeout_s
     return Ranks(world=len(members), channel=open_channel(store, rank, members, scope(env, name), timeout))
 
 

@@ -17,6 +17,7 @@ from contract.checks.hotpath.rules import (
     LOOP_MUTATED,
     PER_INSTANCE,
 )
+from contract.checks.probe.check import observed, stable_regions
 from contract.findings import Finding, Severity
 
 _BY_KIND = {
@@ -110,24 +111,40 @@ _DORMANT = {
 """Messages for hazards in code that Python state keeps from running compiled now (a warning)."""
 
 
-def finding(hazard: Any) -> Finding:
-    """The finding for one scan hazard; unresolved or dormant counters are warnings."""
+_REFUTED = (
+    "the probe ran the step {steps} times and region {region!r} never recompiled: Dynamo did not guard on it on "
+    "this torch; a warning until a longer run shows it"
+)
+"""Note on a certain hazard the probe's run contradicts (it stays a warning: the probe's inputs may not reach it)."""
+
+
+def finding(hazard: Any, refuted_after: int = 0) -> Finding:
+    """The finding for one scan hazard; unresolved or dormant counters, and hazards the probe's run refutes
+    (`refuted_after` steps without a recompile in its region), are warnings."""
     rule = _BY_KIND[hazard.kind]
     message, fix = _MESSAGES[hazard.kind]
     guard = getattr(hazard, "guard", "")
     if guard:
         message = _DORMANT.get(hazard.kind, message + " (reached only once {guard} changes)")
-    severity: Severity | None = None if hazard.certain else "warning"
+    severity: Severity | None = None if hazard.certain and not refuted_after else "warning"
     text = message.format(what=hazard.what, region=hazard.region, guard=guard)
     note = getattr(hazard, "note", "")
+    if refuted_after and hazard.certain and rule.severity == "error":
+        note = "; ".join(n for n in (note, _REFUTED.format(steps=refuted_after, region=hazard.region)) if n)
     return rule.finding(hazard.where, f"{text} ({note})" if note else text, fix, severity=severity)
 
 
 def check(ctx: Any) -> list[Finding]:
     """Scan every enabled region's hot path and, given the step, what it changes between calls (needs a binding;
-    neither the model nor the step is called)."""
+    the scan calls neither the model nor the step). A certain recompile hazard in a region the probe ran stable is
+    lowered to a warning: the probe's evidence outranks the scan's reading (precision before recall)."""
     if ctx.binding is None:
         return []
     from contract.checks.hotpath.scan import scan
 
-    return [finding(h) for h in scan(ctx.binding, ctx.step)]
+    hazards = scan(ctx.binding, ctx.step)
+    if not any(h.certain and _BY_KIND[h.kind].severity == "error" for h in hazards):
+        return [finding(h) for h in hazards]
+    result = observed(ctx)
+    stable = stable_regions(result)
+    return [finding(h, result.steps if result and h.region in stable else 0) for h in hazards]

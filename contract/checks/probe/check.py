@@ -30,13 +30,31 @@ if TYPE_CHECKING:  # run imports torch; `doctor` imports this module without it
 
 def check(ctx: Any) -> list[Finding]:
     """Run the probe when a step is given and `[probe] enabled`, and judge its evidence against the budgets."""
+    result = observed(ctx)
+    return [] if result is None else judge(ctx.contract, result)
+
+
+def observed(ctx: Any) -> ProbeResult | None:
+    """The probe's run on this context, run once (the scan weighs it too); None when no step or probe is off."""
     probe_spec = ctx.contract.probe
     if ctx.step is None or ctx.binding is None or not probe_spec.enabled:
-        return []
-    from contract.checks.probe.run import probe
+        return None
+    if "probe" not in ctx.evidence:
+        from contract.checks.probe.run import probe
 
-    result = probe(ctx.contract, ctx.binding.model, ctx.step, steps=probe_spec.steps, backend=probe_spec.backend)
-    return judge(ctx.contract, result)
+        model, steps, backend = ctx.binding.model, probe_spec.steps, probe_spec.backend
+        ctx.evidence["probe"] = probe(ctx.contract, model, ctx.step, steps=steps, backend=backend)
+    return ctx.evidence["probe"]
+
+
+def stable_regions(result: ProbeResult | None) -> set[str]:
+    """Regions the probe saw compile and then run every later step without one recompile or limit hit: a scan's
+    certain recompile prediction there is refuted on this torch (Dynamo did not guard on it)."""
+    if result is None or result.error or result.steps < 2:
+        return set()
+    compiled = {e.fields["region"] for e in result.named("compile")}
+    unsettled = {e.fields["region"] for e in (*result.named("recompile"), *result.named("recompile_limit_hit"))}
+    return compiled - unsettled
 
 
 def judge(contract: Any, result: ProbeResult) -> list[Finding]:

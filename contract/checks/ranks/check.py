@@ -58,15 +58,15 @@ def _dynamic_without_agreement(ctx: Any) -> list[Finding]:
 
 def _through_fsdp_shards(ctx: Any) -> list[Finding]:
     """CC810 per region whose module is not itself sharded but contains FSDP2-sharded submodules."""
-    from contract import _torch
+    from contract import _distributed
 
     if ctx.binding is None:
         return []
     out = []
     for rb in ctx.binding.regions.values():
         for target in rb.targets[:1] if rb.region.enabled else ():
-            shards = [n for n, m in target.module.named_modules() if n and _torch.is_fsdp_sharded(m)]
-            if shards and not _torch.is_fsdp_sharded(target.module):
+            shards = [n for n, m in target.module.named_modules() if n and _distributed.is_fsdp_sharded(m)]
+            if shards and not _distributed.is_fsdp_sharded(target.module):
                 out.append(_fsdp_finding(rb.region, target.path, shards))
     return out
 

@@ -1,0 +1,149 @@
+"""The monitor's ONE adapter for private `torch._inductor` / `torch._functorch` cache internals (torch 2.11 and 2.13):
+every FX-graph and AOTAutograd cache lookup with its key, Inductor's own key components and hit or miss, for the
+cold-compile explanation (`coldstart`). Dynamo's own internals stay in `_dynamo`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from monitor._dynamo import counters
+
+# -- Inductor cache lookups: key, Inductor's own key components, hit or miss ------------------------------------------
+# Every FX-graph cache lookup goes through `torch._inductor.codecache.FxGraphCache.load_with_key(key, debug_lines,
+# ...)`, which returns `(graph or None, cache_info)` with `cache_info["cache_state"]` ("hit"/"miss") and, on a hit,
+# `time_saved_ns` (the entry's original compile time); `debug_lines` are `FxGraphCachePickler.debug_lines()`, one
+# `[hash] name: value` line per ingredient of the key. AOTAutograd computes its key in the module function
+# `torch._functorch._aot_autograd.autograd_cache.autograd_cache_key(...) -> (key, debug_lines)` (2.13 fills
+# debug_lines only under DEBUG logging: empty otherwise) and decides hit/miss in `AOTAutogradCache.try_load`
+# (counted in `counters["aot_autograd"]`). Same names and call sites in torch 2.11 and 2.13 (class and module
+# attributes looked up at call time), so wrapping them sees every lookup; they are wrapped only while a listener
+# is subscribed, restored when the last one leaves, and a missing internal leaves lookups unseen, never raising.
+# Why not the structured trace (`fx_graph_cache_miss` artifacts): a handler on `torch.__trace` makes torch compute
+# every artifact's payload on every compile (graph dumps, output code: ~70 kB per FX lookup measured).
+
+
+class Lookup(tuple):
+    """One cache lookup: (cache, key, state, debug_lines, saved_s); a tuple, built on compiles only."""
+
+    __slots__ = ()
+
+    cache = property(lambda self: self[0], doc="`fx_graph` or `aot_autograd`.")
+    key = property(lambda self: self[1], doc="The cache key (None when it could not be computed: a bypass).")
+    state = property(lambda self: self[2], doc="`hit`, `miss` or `bypass`.")
+    lines = property(lambda self: self[3], doc="Inductor's `[hash] name: value` component lines (may be empty).")
+    saved_s = property(lambda self: self[4], doc="On an FX-graph hit: seconds the entry took to compile originally.")
+
+
+_listeners: list[Callable[[Lookup], None]] = []
+_originals: dict[str, Any] = {}
+_aot_key = threading.local()
+_patch_lock = threading.Lock()
+
+
+def add_lookup_listener(fn: Callable[[Lookup], None]) -> bool:
+    """Call `fn(lookup)` on every FX-graph / AOTAutograd cache lookup; False when this torch hides them."""
+    with _patch_lock:
+        if not _originals and not _install():
+            return False
+        if fn not in _listeners:
+            _listeners.append(fn)
+        return True
+
+
+def remove_lookup_listener(fn: Callable[[Lookup], None]) -> None:
+    """Stop calling `fn`; the last listener to leave restores torch's functions."""
+    with _patch_lock:
+        while fn in _listeners:
+            _listeners.remove(fn)
+        if not _listeners and _originals:
+            _uninstall()
+
+
+def _emit(lookup: Lookup) -> None:
+    for fn in list(_listeners):
+        try:
+            fn(lookup)
+        except Exception:  # a listener's fault never reaches the compile (the monitor counts its own)
+            pass
+
+
+def _install() -> bool:
+    try:
+        from torch._functorch._aot_autograd import autograd_cache
+        from torch._inductor import codecache
+    except Exception:
+        return False
+    fx_load = codecache.FxGraphCache.__dict__.get("load_with_key")
+    aot_key = getattr(autograd_cache, "autograd_cache_key", None)
+    aot_cls = getattr(autograd_cache, "AOTAutogradCache", None)
+    try_load = aot_cls.__dict__.get("try_load") if aot_cls is not None else None
+    if not isinstance(fx_load, staticmethod):
+        return False
+    _originals["fx"] = fx_load
+    setattr(codecache.FxGraphCache, "load_with_key", staticmethod(_fx_wrapper(fx_load.__func__)))  # noqa: B010
+    if aot_cls is not None and callable(aot_key) and isinstance(try_load, staticmethod):
+        _originals["aot_key"], _originals["try_load"] = aot_key, try_load
+        autograd_cache.autograd_cache_key = _aot_key_wrapper(aot_key)
+        setattr(aot_cls, "try_load", staticmethod(_try_load_wrapper(try_load.__func__)))  # noqa: B010
+    return True
+
+
+def _uninstall() -> None:
+    from torch._functorch._aot_autograd import autograd_cache
+    from torch._inductor import codecache
+
+    setattr(codecache.FxGraphCache, "load_with_key", _originals.pop("fx"))  # noqa: B010
+    if "aot_key" in _originals:
+        autograd_cache.autograd_cache_key = _originals.pop("aot_key")
+        setattr(autograd_cache.AOTAutogradCache, "try_load", _originals.pop("try_load"))  # noqa: B010
+
+
+def _fx_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
+    def load_with_key(key: Any, debug_lines: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(key, debug_lines, *args, **kwargs)
+        try:
+            info = result[1] if isinstance(result, tuple) and len(result) == 2 else {}
+            state = str(info.get("cache_state") or ("hit" if result[0] is not None else "miss"))
+            saved = info.get("time_saved_ns")
+            lines = tuple(debug_lines) if isinstance(debug_lines, (list, tuple)) else ()
+            _emit(Lookup(("fx_graph", str(key), state, lines, saved / 1e9 if isinstance(saved, int) else None)))
+        except Exception:
+            pass
+        return result
+
+    load_with_key.__wrapped__ = original  # type: ignore[attr-defined]
+    return load_with_key
+
+
+def _aot_key_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
+    def autograd_cache_key(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        _aot_key.value = result  # read by the try_load wrapper in this thread
+        return result
+
+    autograd_cache_key.__wrapped__ = original  # type: ignore[attr-defined]
+    return autograd_cache_key
+
+
+def _try_load_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
+    def try_load(*args: Any, **kwargs: Any) -> Any:
+        table = counters().get("aot_autograd") or {}
+        before = (table.get("autograd_cache_hit", 0), table.get("autograd_cache_miss", 0))
+        _aot_key.value = None
+        result = original(*args, **kwargs)
+        try:
+            table = counters().get("aot_autograd") or {}
+            hit = table.get("autograd_cache_hit", 0) > before[0]
+            miss = table.get("autograd_cache_miss", 0) > before[1]
+            key, lines = _aot_key.value if isinstance(_aot_key.value, tuple) else (None, ())
+            state = "hit" if hit else "miss" if miss else "bypass"
+            _emit(Lookup(("aot_autograd", str(key) if key else None, state, tuple(lines or ()), None)))
+        except Exception:
+            pass
+        return result
+
+    try_load.__wrapped__ = original  # type: ignore[attr-defined]
+    return try_load

@@ -109,7 +109,7 @@ def simulate(world: int, scenario: str) -> dict[str, float]:
     leader = Counting(dist.TCPStore("127.0.0.1", server.port, 1, False, timeout=datetime.timedelta(seconds=60)))
     channel = ex.Channel(store=leader, rank=0, members=members, namespace="tcc/bench/1", timeout_s=5)
     start = time.perf_counter()
-    verdict = ex._decide(channel, ["cache.dir"], lambda f: False)
+    verdict = ex._decide(channel, ex._reported(channel), ["cache.dir"], lambda f: False)
     decided = time.perf_counter() - start
     return {
         "per_rank_bytes": writer.sent / world,

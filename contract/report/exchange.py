@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -49,6 +50,8 @@ class Channel:
     """Key prefix unique to this exchange (job, restart, group, n-th exchange)."""
     timeout_s: float
     """How long the leader waits for the others' reports."""
+    hosts_store: bool = False
+    """This process serves the store (rank 0 of an srun-style launch): its exit takes the store down."""
 
     @property
     def leader(self) -> int:
@@ -60,11 +63,21 @@ class Channel:
         return "/".join([self.namespace, *map(str, parts)])
 
 
-def open_channel(store: Any, rank: int, members: Sequence[int], scope: str, timeout_s: float) -> Channel:
+def open_channel(
+    store: Any, rank: int, members: Sequence[int], scope: str, timeout_s: float, *, hosts_store: bool = False
+) -> Channel:
     """A channel for this process's next exchange in `scope`: every rank counts its own exchanges on the store, so the
     n-th call on each rank meets the n-th call on the others."""
     count = store.add(f"{scope}/calls/{rank}", 1)
-    return Channel(store=store, rank=rank, members=tuple(members), namespace=f"{scope}/{count}", timeout_s=timeout_s)
+    namespace = f"{scope}/{count}"
+    return Channel(
+        store=store,
+        rank=rank,
+        members=tuple(members),
+        namespace=namespace,
+        timeout_s=timeout_s,
+        hosts_store=hosts_store,
+    )
 
 
 def exchange(
@@ -77,13 +90,30 @@ def exchange(
 ) -> list[Finding]:
     """This rank's findings in, everyone's verdict out (the same list on every rank). `allowed` silences cross-rank
     findings the leader's `[[allow]]` covers; `per_rank` names components that may differ."""
+    present: list[int] = []
     try:
         _publish(channel, findings, fingerprint)
         if channel.rank == channel.leader:
-            channel.store.compare_set(channel.key("verdict"), "", _decide(channel, per_rank, allowed))
-        return _read_verdict(channel)
+            present = _reported(channel)
+            channel.store.compare_set(channel.key("verdict"), "", _decide(channel, present, per_rank, allowed))
+        verdict = _read_verdict(channel)
     except Exception as exc:  # the store is gone (its host died) or refused: this rank decides alone, and refuses
         return [*findings, _unreachable(channel, exc)]
+    _acknowledge(channel, len(present) if channel.hosts_store else 0)
+    return verdict
+
+
+def _acknowledge(channel: Channel, readers: int) -> None:
+    """Say this rank has read the verdict; the store's host (`readers` > 0) stays until every rank that reported has
+    read it, or the timeout, so its own refusal and exit cannot take the verdict away from the others."""
+    try:
+        read = channel.store.add(channel.key("read"), 1)
+        deadline = time.monotonic() + channel.timeout_s
+        while read < readers and time.monotonic() < deadline:
+            time.sleep(0.005)
+            read = channel.store.add(channel.key("read"), 0)
+    except Exception:  # the verdict is already read: a store gone now changes nothing for this rank
+        pass
 
 
 def _publish(channel: Channel, findings: list[Finding], fingerprint: Mapping[str, str]) -> None:
@@ -95,9 +125,9 @@ def _publish(channel: Channel, findings: list[Finding], fingerprint: Mapping[str
     channel.store.set(channel.key("head", channel.rank), json.dumps(head))
 
 
-def _decide(channel: Channel, per_rank: Sequence[str], allowed: Callable[[Finding], bool]) -> str:
-    """The leader's verdict: findings grouped by the ranks that have them, disagreements, missing ranks."""
-    present = _reported(channel)
+def _decide(channel: Channel, present: list[int], per_rank: Sequence[str], allowed: Callable[[Finding], bool]) -> str:
+    """The leader's verdict from the ranks `present`: findings grouped by the ranks that have them, disagreements,
+    missing ranks."""
     heads = dict(zip(present, channel.store.multi_get([channel.key("head", r) for r in present]), strict=True))
     groups: dict[tuple[str, str], list[int]] = {}
     for rank, raw in heads.items():

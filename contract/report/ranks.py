@@ -59,7 +59,9 @@ def job_ranks(contract: Contract | None, group: Any = None, environ: Mapping[str
     if len(members) < 2:
         return Ranks(world=len(members))
     store, timeout = _distributed.rendezvous_store(), spec(contract).timeout_s
-    return Ranks(world=len(members), channel=open_channel(store, rank, members, scope(env, name), timeout))
+    hosts = rank == 0 and not _agent_store(env)  # env:// rendezvous: global rank 0 serves the store
+    channel = open_channel(store, rank, members, scope(env, name), timeout, hosts_store=hosts)
+    return Ranks(world=len(members), channel=channel)
 
 
 def cli_ranks(contract: Contract | None, command: str, environ: Mapping[str, str] | None = None) -> Ranks:
@@ -72,7 +74,7 @@ def cli_ranks(contract: Contract | None, command: str, environ: Mapping[str, str
     import torch.distributed as dist
 
     timeout = spec(contract).timeout_s
-    agent = env.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
+    agent = _agent_store(env)
     store = dist.TCPStore(
         env["MASTER_ADDR"],
         int(env["MASTER_PORT"]),
@@ -81,7 +83,10 @@ def cli_ranks(contract: Contract | None, command: str, environ: Mapping[str, str
         timeout=datetime.timedelta(seconds=timeout),
         wait_for_workers=False,
     )
-    return Ranks(world=world, channel=open_channel(store, rank, range(world), scope(env, f"cli-{command}"), timeout))
+    channel = open_channel(
+        store, rank, range(world), scope(env, f"cli-{command}"), timeout, hosts_store=rank == 0 and not agent
+    )
+    return Ranks(world=world, channel=channel)
 
 
 def agree(
@@ -100,6 +105,11 @@ def agree(
     own = fingerprint(contract, snapshot, env)
     per_rank = spec(contract).per_rank
     return exchange(ranks.channel, findings, own, per_rank=per_rank, allowed=lambda f: silenced(f, contract))
+
+
+def _agent_store(env: Mapping[str, str]) -> bool:
+    """torchrun's agent serves the store (it outlives every worker)."""
+    return env.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
 
 
 def _int(value: str | None, default: int) -> int:

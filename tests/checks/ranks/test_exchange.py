@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import threading
+import time
 
 import pytest
 import torch.distributed as dist
@@ -103,3 +104,39 @@ def test_a_store_nobody_serves_is_a_local_refusal_not_a_hang():
     channel = Channel(store=Gone(), rank=1, members=(0, 1), namespace="tcc/x/1", timeout_s=1)
     [own, gone] = exchange(channel, [finding("CC301")], {})
     assert own.code == "CC301" and gone.code == "CC801" and "could not be exchanged" in gone.message
+
+
+class SlowReader:
+    """A rank's real store client that is slow to read the verdict (a loaded host): `wait` starts late."""
+
+    def __init__(self, store: dist.TCPStore, delay_s: float) -> None:
+        self.store, self.delay_s, self.read_at = store, delay_s, 0.0
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def wait(self, keys, timeout):
+        time.sleep(self.delay_s)
+        self.store.wait(keys, timeout)
+        self.read_at = time.monotonic()
+
+
+def test_the_rank_hosting_the_store_leaves_only_after_every_rank_has_read_the_verdict(server):
+    slow = SlowReader(client(server), 0.5)
+    out: dict[int, tuple[list[Finding], float]] = {}
+
+    def rank(r: int, store, hosts: bool) -> None:
+        channel = open_channel(store, r, range(2), "tcc/linger", TIMEOUT_S, hosts_store=hosts)
+        found = exchange(channel, [finding()] if r == 0 else [], {})
+        out[r] = (found, time.monotonic())
+
+    threads = [
+        threading.Thread(target=rank, args=(0, server, True)),
+        threading.Thread(target=rank, args=(1, slow, False)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert out[0][0] == out[1][0] and [(f.code, f.ranks) for f in out[0][0]] == [("CC301", "0")]
+    assert out[0][1] >= slow.read_at > 0  # the host returned (and could exit) only after the slow rank had read

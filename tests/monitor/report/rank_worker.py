@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from datetime import timedelta
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
@@ -46,8 +48,22 @@ def main(contract: str) -> int:
             if i == 0:
                 mon.mark_warm()
         dist.barrier()
-    dist.destroy_process_group()
+    leave_last_if_store_host(rank, Path(contract).parent)
     return 0
+
+
+def leave_last_if_store_host(rank: int, rundir: Path) -> None:
+    """Rank 0 hosts the rendezvous store (srun-style launch): it leaves the group after rank 1 has, so rank 1's
+    teardown never finds the store gone (gloo then aborts the process in its destructor)."""
+    done = rundir / "rank1-left"
+    if rank == 1:
+        dist.destroy_process_group()
+        done.touch()
+        return
+    deadline = time.monotonic() + 60
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -133,6 +133,38 @@ def job_exchange(world: int) -> list[float]:
     return out
 
 
+def refusal_to_exit(world: int) -> float:
+    """Seconds from the last rank finding its own error (before the exchange) to the last rank leaving, in a real job
+    where only that rank has the error and every rank exits on the shared refusal (as `enforce` raising does)."""
+    runs = run_plain(["-c", REFUSAL_SCRIPT], world, timeout=180)
+    marks = {
+        k: [float(x.split()[1]) for r in runs for x in r.stdout.splitlines() if x.startswith(k)] for k in ("F", "X")
+    }
+    if len(marks["F"]) != 1 or len(marks["X"]) != world:
+        sys.exit(f"refusal job failed: {[r.stderr[-400:] for r in runs]}")
+    return max(marks["X"]) - marks["F"][0]
+
+
+REFUSAL_SCRIPT = """
+import datetime, os, sys, time, torch.distributed as dist
+from contract import _distributed
+from contract.findings import Finding
+from contract.report.exchange import exchange, open_channel
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+rank, members, name = _distributed.process_group()
+dist.barrier()
+own = []
+if rank == len(members) - 1:
+    own = [Finding(code="CC301", severity="error", location="m.py:3", message="counter", fix="buffer")]
+    print("F", time.time(), flush=True)
+hosts = rank == 0
+verdict = exchange(open_channel(_distributed.rendezvous_store(), rank, members, "tcc/refuse", 30, hosts_store=hosts), own, {})
+assert any(f.severity == "error" for f in verdict)
+print("X", time.time(), flush=True)
+os._exit(1)
+"""
+
+
 JOB_SCRIPT = """
 import datetime, time, torch.distributed as dist
 from contract import _distributed
@@ -167,6 +199,11 @@ def main() -> int:
         print(
             f"real job, {world} ranks (gloo, plain processes): exchange median {statistics.median(times) * 1000:.1f} "
             f"ms, max {max(times) * 1000:.1f} ms over {args.repeats} jobs"
+        )
+        waits = [refusal_to_exit(world) for _ in range(args.repeats)]
+        print(
+            f"real job, {world} ranks, one refuses: its refusal to the last rank's exit median "
+            f"{statistics.median(waits) * 1000:.1f} ms, max {max(waits) * 1000:.1f} ms over {args.repeats} jobs"
         )
     return 0
 

@@ -7,4 +7,7 @@ bash scripts/install-system.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
-exec .venv/bin/python -m pytest -q -ra "$@"
+# Files run in parallel (each file on one worker: its fixtures and daemons stay together); most of the suite waits
+# on real subprocesses (ranks, restarts, daemons), so two workers pay off even on two cores.
+workers=$(( $(nproc) < 4 ? 2 : 4 ))
+exec .venv/bin/python -m pytest -q -ra -n "$workers" --dist loadfile "$@"

@@ -52,8 +52,11 @@ def write_report(paths: list[str], out_dir: str, *, parallel: bool = False) -> W
         run = load(paths)
         try:
             os.makedirs(out_dir, exist_ok=True)
+            plan = timeline.plan(run)
+            if drawer is not None:
+                drawer.submit(plan)
             spans = _write(out_dir, "trace.json", trace.render(run).encode("utf-8"))  # while the child draws
-            drawn, png_note = _timeline(run, drawer)
+            drawn, png_note = _timeline(plan, drawer)
             page = _write(out_dir, "report.html", html.render(run, drawn, png_note).encode("utf-8"))
             png = _write(out_dir, "timeline.png", drawn.png) if drawn is not None else _drop(out_dir, "timeline.png")
         except OSError as exc:
@@ -64,11 +67,10 @@ def write_report(paths: list[str], out_dir: str, *, parallel: bool = False) -> W
     return Written(run, page, spans, png, png_note, _note_lines(run))
 
 
-def _timeline(run: Run, drawer: Drawer | None) -> tuple[timeline.Timeline | None, str | None]:
+def _timeline(plan: timeline.Plan, drawer: Drawer | None) -> tuple[timeline.Timeline | None, str | None]:
     """The picture, or None and the note saying the `report` extra is missing."""
     try:
-        plan = timeline.plan(run)
-        return (drawer.draw(plan) if drawer is not None else timeline.draw(plan)), None
+        return (drawer.result(plan) if drawer is not None else timeline.draw(plan)), None
     except ImportError:
         return None, PNG_EXTRA
 

@@ -19,7 +19,8 @@ WAIT_S = 120.0
 
 
 class Drawer:
-    """Started before the inputs are read (the child imports matplotlib meanwhile); `draw(plan)` once; `close()`."""
+    """Started before the inputs are read (the child imports matplotlib meanwhile); `submit(plan)` then `result(plan)`
+    once; `close()`."""
 
     def __init__(self) -> None:
         self._conn: Any = None
@@ -38,11 +39,18 @@ class Drawer:
             child.close()
         self._conn, self._proc = conn, proc
 
-    def draw(self, plan: Plan) -> Timeline:
-        """The picture; ImportError when matplotlib is not installed."""
+    def submit(self, plan: Plan) -> None:
+        """Hand the plan to the child, which draws while this process goes on (`result` collects the picture)."""
         if self._proc is not None:
             try:
                 self._conn.send(plan)
+            except OSError:
+                self.close()
+
+    def result(self, plan: Plan) -> Timeline:
+        """The picture of the submitted plan (drawn here when the child is gone); ImportError without matplotlib."""
+        if self._proc is not None:
+            try:
                 if self._conn.poll(WAIT_S):
                     status, value = self._conn.recv()
                     if status == "ok":

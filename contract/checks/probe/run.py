@@ -65,14 +65,22 @@ class ProbeResult:
 
 
 class _Recorder:
-    """The monitor's logger during the probe: keeps every event with the probe step it happened in."""
+    """The monitor's logger during the probe: keeps every event with the probe step it happened in, and the forward
+    hooks each region instance had when it first compiled (what its graph was traced with)."""
 
-    def __init__(self) -> None:
+    def __init__(self, binding: Binding) -> None:
         self.events: list[Event] = []
         self.step = 0
+        self.binding = binding
+        self.hooks_at_compile: dict[tuple[str, str], set[int]] = {}
+        self._compiled: set[tuple[str, str]] = set()
 
     def _keep(self, event: str, **fields: Any) -> None:
         self.events.append(Event(name=event, step=self.step, fields=fields))
+        instance = (fields.get("region", ""), fields.get("module", ""))
+        if event == "compile" and instance not in self._compiled:
+            self._compiled.add(instance)
+            self.hooks_at_compile.update(_hook_ids(self.binding, instance))
 
     info = warning = error = debug = _keep
 
@@ -100,15 +108,14 @@ def probe(
     config, saved = _torch.dynamo_config(), snapshot(model)
     from monitor.runtime import Monitor  # after the snapshot: importing structlog draws from Python's `random`
 
-    hooks = _hook_ids(binding)
-    recorder = _Recorder()
+    recorder = _Recorder(binding)
     result = ProbeResult(steps=0)
     torch.compiler.reset()
     mon = Monitor(binding, registry=CollectorRegistry(), logger=recorder, serve=False, environ={})
     try:
         _apply_and_run(recorder, binding, model, step, steps, result)
         result.regions = mon.snapshot()
-        result.hooks_added = _new_hooks(binding, hooks)
+        result.hooks_added = _new_hooks(binding, recorder.hooks_at_compile)
     finally:
         mon.stop()
         for target in binding.targets():
@@ -163,16 +170,20 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
 
 
-def _hook_ids(binding: Binding) -> dict[tuple[str, str], set[int]]:
-    """Forward (pre-)hook ids of every module inside each region's targets."""
+def _hook_ids(binding: Binding, instance: tuple[str, str] | None = None) -> dict[tuple[str, str], set[int]]:
+    """Forward (pre-)hook ids of every module inside each region's targets (only one (region, module path) target's
+    when `instance` is given)."""
     out: dict[tuple[str, str], set[int]] = {}
     for t in binding.targets():
+        if instance is not None and (t.region, t.path or "<root>") != instance:  # the monitor names the root so
+            continue
         for name, sub in t.module.named_modules():
             path = ".".join(p for p in (t.path, name) if p) or "<root>"
             out[(t.region, path)] = _torch.forward_hook_ids(sub)
     return out
 
 
-def _new_hooks(binding: Binding, before: dict[tuple[str, str], set[int]]) -> list[tuple[str, str]]:
+def _new_hooks(binding: Binding, at_compile: dict[tuple[str, str], set[int]]) -> list[tuple[str, str]]:
+    """Modules of compiled instances that have hooks their instance's first compile did not see."""
     after = _hook_ids(binding)
-    return [key for key, ids in after.items() if ids - before.get(key, set())]
+    return [key for key, ids in after.items() if key in at_compile and ids - at_compile[key]]

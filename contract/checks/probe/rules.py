@@ -93,8 +93,8 @@ LATE_HOOK = Rule(
     severity="warning",
     doc="""\
 ## What it does
-Reports forward hooks or pre-hooks that appeared on a region's modules while the probe's steps ran, that is after
-the region was compiled.
+Reports forward hooks or pre-hooks that appeared on a region's modules while the probe's steps ran, after that
+region instance first compiled (a hook the step registers before its first compiled call is part of the graph).
 
 ## Why it matters
 A hook registered after compile is not part of the compiled graph and is silently ignored by it (or triggers

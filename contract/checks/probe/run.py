@@ -175,7 +175,7 @@ def _hook_ids(binding: Binding, instance: tuple[str, str] | None = None) -> dict
     when `instance` is given)."""
     out: dict[tuple[str, str], set[int]] = {}
     for t in binding.targets():
-        if instance is not None and (t.region, t.path or "<root>") != instance:  # the monitor names the root so
+        if instance is not None and (t.region, t.path or "<root>") != instance:  # the monitor says <root>
             continue
         for name, sub in t.module.named_modules():
             path = ".".join(p for p in (t.path, name) if p) or "<root>"

@@ -10,15 +10,18 @@ fingerprint the keys depend on, the PGO state, each region's code and settings h
 from __future__ import annotations
 
 import datetime
+import hashlib
 import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from contract.binding.targets import Binding
-from contract.checks.warm import artifacts, fingerprint
-from contract.checks.warm import manifest as mf
 from contract.document.load import Contract
+from monitor import fingerprint
+from monitor import manifest as mf
 
 
 class WarmError(Exception):
@@ -82,7 +85,7 @@ def run(
     finally:
         mon.stop()
     regions, shared = mon.cold.recorded()
-    saved = artifacts.save(contract)
+    saved = save_artifacts(contract)
     data = build(binding, regions, shared, saved)
     path = contract.resolve_path(contract.cache.manifest)
     mf.write(path, data)
@@ -150,3 +153,38 @@ def build(
     cost = mf.Manifest(data).cost()
     data["totals"] = {"compiles": cost.compiles, "instances": cost.instances, "cold_seconds": round(cost.seconds, 3)}
     return data
+
+
+def save_artifacts(contract: Any) -> dict[str, Any] | None:
+    """Save the artifacts of everything compiled in this process to `[cache] artifacts` (atomic); what was saved."""
+    if not contract.cache.artifacts:
+        return None
+    from contract import _torch
+
+    saved = _torch.save_cache_artifacts()
+    if saved is None:
+        return None
+    data, keys = saved
+    path = Path(contract.resolve_path(contract.cache.artifacts))
+    _write_atomic(path, data)
+    return {
+        "path": contract.cache.artifacts,
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "keys": keys,
+    }
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)  # shipped to other hosts and users: readable like any file written without mkstemp
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,4 +1,4 @@
-"""PyTorch's portable cache artifacts: `warm` saves them, `enforce` loads them before anything compiles.
+"""PyTorch's portable cache artifacts: `enforce` loads them before anything compiles (`monitor.warm` saves them).
 
 `torch.compiler.load_cache_artifacts()` says what it wrote into the caches, never what will hit later; a load that
 raised, wrote nothing, or wrote fewer keys than the manifest recorded is a CC707 finding (the entry check, CC705,
@@ -7,15 +7,12 @@ then sees what really is on disk).
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from contract.checks.warm.manifest import ManifestError, read
 from contract.checks.warm.rules import ARTIFACTS_NOT_LOADED
 from contract.findings import Finding
+from monitor.manifest import ManifestError, read
 
 MAX_BYTES = 8 << 30
 """Artifacts larger than this are not read (a wrong path, not a cache)."""
@@ -75,38 +72,3 @@ def _coverage(contract: Any, path: Path, wrote: dict[str, list[str]]) -> list[Fi
             f"(missing e.g. {sorted(absent)[0]})",
         )
     ]
-
-
-def save(contract: Any) -> dict[str, Any] | None:
-    """Save the artifacts of everything compiled in this process to `[cache] artifacts` (atomic); what was saved."""
-    if not contract.cache.artifacts:
-        return None
-    from contract import _torch
-
-    saved = _torch.save_cache_artifacts()
-    if saved is None:
-        return None
-    data, keys = saved
-    path = Path(contract.resolve_path(contract.cache.artifacts))
-    _write_atomic(path, data)
-    return {
-        "path": contract.cache.artifacts,
-        "bytes": len(data),
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "keys": keys,
-    }
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)  # shipped to other hosts and users: readable like any file written without mkstemp
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

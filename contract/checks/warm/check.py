@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from contract.checks.cache.dirs import resolve_dir
-from contract.checks.warm import fingerprint
-from contract.checks.warm.manifest import Change, Manifest, ManifestError, environment_changes, read
 from contract.checks.warm.rules import (
     ARTIFACTS_NOT_LOADED,
     ENTRIES_MISSING,
@@ -26,6 +24,8 @@ from contract.checks.warm.rules import (
     REGION_CHANGED,
 )
 from contract.findings import Finding, Severity
+from monitor import fingerprint
+from monitor.manifest import Change, Manifest, ManifestError, environment_changes, read
 
 MAX_CHANGES = 8
 """Component findings shown one by one; the rest are summed up in one more (a torch upgrade changes hundreds)."""

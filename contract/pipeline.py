@@ -111,8 +111,8 @@ def enforce(
     group: Any = None,
 ) -> Binding:
     """The engine's startup gate: load `[cache] artifacts` (before anything compiles), check, then apply in place;
-    raises ContractViolation on any error. On several
-    ranks (after `init_process_group`, or with `group`), every rank starts, or every rank raises the same report.
+    raises ContractViolation on any error. On several ranks (after `init_process_group`, or with `group`), every rank
+    starts, or every rank raises the same report.
 
     `model` is the module, or None to build it from `[contract] model` (then `[contract] step` is used too, as the
     CLI does); `step` may be a callable or a `"pkg.module:attr"` reference. A reference that fails, or a model that

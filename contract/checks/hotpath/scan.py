@@ -25,7 +25,7 @@ from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath.classify import classify_writes, per_instance, written_keys
-from contract.checks.hotpath.loop import classify_loop, walk_step
+from contract.checks.hotpath.loop import LoopWalker, classify_loop, walk_step
 from contract.checks.hotpath.model import MISSING, Hazard, ScanState
 from contract.checks.hotpath.resolve import ENTRY
 from contract.checks.hotpath.walk import visit_callable, visit_hooks
@@ -47,7 +47,7 @@ def scan(binding: Any, step: Any = None) -> list[Hazard]:
             state.target = id(target.module)
             fn = getattr(type(target.module), target.method, None)
             visit_callable(state, fn, target.module, rb.region.name, call=ENTRY)
-            visit_hooks(state, target.module, rb.region.name)
+            visit_hooks(state, target.module, rb.region.name, eager=LoopWalker if target.method == "forward" else None)
             instance_hazards(state, target.module, target.path, rb.region.name)
             implicit_reads(state, target.module, target.path, rb.region.name)
     if step is not None:

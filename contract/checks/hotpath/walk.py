@@ -19,6 +19,7 @@ from contract.checks.hotpath import calls
 from contract.checks.hotpath.classify import aug_form, form_of, literal
 from contract.checks.hotpath.conditions import cond, tensor_valued, tested_values, walk_expr
 from contract.checks.hotpath.flow import taint_of
+from contract.checks.hotpath.frames import graphless
 from contract.checks.hotpath.locals import Locals, single_assignments
 from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Prop, ScanState, Source, Write
 from contract.checks.hotpath.resolve import (
@@ -113,13 +114,15 @@ def visit_module(
         visit_callable(state, cls.__call__, module, region, depth + 1, guard, call, walker)
 
 
-def visit_hooks(state: ScanState, module: nn.Module, region: str) -> None:
+def visit_hooks(state: ScanState, module: nn.Module, region: str, eager: type[Walker] | None = None) -> None:
     """Forward (pre-)hooks registered on the region's modules, and global module hooks, run inside the compiled call:
-    each is walked with the module bound to its first parameter."""
+    each is walked with the module bound to its first parameter. The compiled module's own hooks that do no tensor
+    work trace no graph (`frames`): they are walked as eager code between calls (`eager`, the step's walker)."""
     globals_ = _torch.global_forward_hooks()
     for sub in module.modules():
         for hook in _torch.forward_hooks(sub):
-            visit_hook(state, hook, sub, region)
+            own_frame = sub is module and eager is not None and graphless(state, hook, sub)
+            visit_hook(state, hook, sub, region, walker=eager if own_frame else None)
     for hook in globals_:
         visit_hook(state, hook, module, region)
 

@@ -1,4 +1,4 @@
-"""Observed torch.compile behaviour of every case in the hold-out corpus (tests/checks/hotpath/holdout/).
+"""Observed torch.compile behaviour of every case in the hold-out corpora (tests/checks/hotpath/holdout*/).
 
 For each case module: reset Dynamo, seed, build the model, compile every module whose name matches REGION with
 `module.compile(backend="eager")`, count Dynamo compile starts through a start callback and graph breaks through
@@ -22,12 +22,17 @@ import torch._dynamo.utils
 from tests.checks.hotpath import holdout
 
 STEPS = 8
-PACKAGE = holdout.__name__
-CASE_NAMES = sorted(
-    info.name
-    for info in pkgutil.iter_modules(holdout.__path__)
-    if info.name[:1] in ("h", "c") and info.name[1:3].isdigit()
-)
+CORPORA: dict[str, ModuleType] = {"holdout": holdout}
+
+
+def case_names(corpus: str) -> list[str]:
+    """The case modules of one hold-out corpus, `hNN_*` hazards and `cNN_*` clean look-alikes."""
+    path = CORPORA[corpus].__path__
+    return sorted(i.name for i in pkgutil.iter_modules(path) if i.name[:1] in ("h", "c") and i.name[1:3].isdigit())
+
+
+CASE_NAMES = case_names("holdout")
+ALL_CASES = [(corpus, name) for corpus in CORPORA for name in case_names(corpus)]
 
 
 def region_matches(pattern: str, name: str) -> bool:
@@ -52,8 +57,8 @@ def _match(pat: list[str], parts: list[str]) -> bool:
     return _match(rest, parts[1:])
 
 
-def load_case(name: str) -> ModuleType:
-    return importlib.import_module(f"{PACKAGE}.{name}")
+def load_case(name: str, corpus: str = "holdout") -> ModuleType:
+    return importlib.import_module(f"{CORPORA[corpus].__name__}.{name}")
 
 
 def _non_default_dynamo_config() -> dict[str, object]:
@@ -126,9 +131,9 @@ def _skip_if_unavailable(case: ModuleType) -> None:
             pytest.skip(f"optional {requirement} is not importable: {exc}")
 
 
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_case_is_well_formed(name: str) -> None:
-    case = load_case(name)
+@pytest.mark.parametrize(("corpus", "name"), ALL_CASES)
+def test_case_is_well_formed(corpus: str, name: str) -> None:
+    case = load_case(name, corpus)
     assert case.__doc__ and case.__doc__.split(":")[0] in ("Hazard", "Clean"), "docstring starts with Hazard:/Clean:"
     assert isinstance(case.SOURCE, str) and case.SOURCE.startswith("https://"), "SOURCE is the report's URL"
     assert set(case.OBSERVED) == {"compiles_over_8_steps", "graph_breaks"}
@@ -140,9 +145,9 @@ def test_case_is_well_formed(name: str) -> None:
         assert not hasattr(case, "LATENT"), "LATENT only applies to hazards"
 
 
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_observed_behaviour(name: str) -> None:
-    case = load_case(name)
+@pytest.mark.parametrize(("corpus", "name"), ALL_CASES)
+def test_observed_behaviour(corpus: str, name: str) -> None:
+    case = load_case(name, corpus)
     _skip_if_unavailable(case)
     observed = measure(case)
     assert observed == expected(case)
@@ -153,10 +158,12 @@ def test_observed_behaviour(name: str) -> None:
         assert misbehaves(observed, frames), "a hazard case must recompile or graph-break (or say LATENT why not)"
 
 
-def test_corpus_size_and_balance() -> None:
-    hazards = [n for n in CASE_NAMES if n.startswith("h")]
-    assert len(CASE_NAMES) >= 45
-    assert 0.55 <= len(hazards) / len(CASE_NAMES) <= 0.75
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_corpus_size_and_balance(corpus: str) -> None:
+    names = case_names(corpus)
+    hazards = [n for n in names if n.startswith("h")]
+    assert len(names) >= 45
+    assert 0.55 <= len(hazards) / len(names) <= 0.75
 
 
 def test_region_glob() -> None:
@@ -169,10 +176,11 @@ def test_region_glob() -> None:
 if __name__ == "__main__":  # print the measured behaviour of every case (how OBSERVED values were recorded)
     import sys
 
-    names = sys.argv[1:] or CASE_NAMES
-    for case_name in names:
+    args = sys.argv[1:]
+    corpus_name = args.pop(0).removeprefix("--corpus=") if args and args[0].startswith("--corpus=") else "holdout"
+    for case_name in args or case_names(corpus_name):
         try:
-            module = load_case(case_name)
+            module = load_case(case_name, corpus_name)
             got = measure(module)
             mark = "" if got == expected(module) else "   <-- differs from OBSERVED"
             print(f"{case_name:42s} {got}{mark}")

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from contract.pipeline import check
-from tests.checks.hotpath.test_holdout_behaviour import CASE_NAMES, load_case
+from tests.checks.hotpath.test_holdout_behaviour import case_names, load_case
 
 STEPS = 8
 
@@ -29,9 +29,9 @@ def write_contract(tmp_path: Path, name: str, region: str, *, probe: bool) -> Pa
     return path
 
 
-def findings(name: str, tmp_path: Path, *, probe: bool, step: bool) -> list:
+def findings(corpus: str, name: str, tmp_path: Path, *, probe: bool, step: bool) -> list:
     """CC3xx/CC4xx findings of `check()` on one case (the step given to the scan, and to the probe when enabled)."""
-    case = load_case(name)
+    case = load_case(name, corpus)
     torch._dynamo.reset()
     torch.manual_seed(0)
     path = write_contract(tmp_path, name, getattr(case, "REGION", ""), probe=probe)
@@ -39,13 +39,13 @@ def findings(name: str, tmp_path: Path, *, probe: bool, step: bool) -> list:
     return [f for f in found if f.code[:3] in ("CC3", "CC4")]
 
 
-def available(name: str) -> bool:
+def available(corpus: str, name: str) -> bool:
     """Cases that need an optional package (torchmetrics) run where it is installed."""
     try:
-        load_case(name)
+        case = load_case(name, corpus)
     except ImportError:
         return False
-    return all(_importable(p) for p in getattr(load_case(name), "REQUIRES", ()))
+    return all(_importable(p) for p in getattr(case, "REQUIRES", ()))
 
 
 def _importable(package: str) -> bool:
@@ -56,14 +56,14 @@ def _importable(package: str) -> bool:
     return True
 
 
-def measure(tmp_path: Path) -> dict[str, object]:
-    names = [n for n in CASE_NAMES if available(n)]
-    hazards = [n for n in names if load_case(n).LABEL is not None]
-    clean = [n for n in names if load_case(n).LABEL is None]
+def measure(corpus: str, tmp_path: Path) -> dict[str, object]:
+    names = [n for n in case_names(corpus) if available(corpus, n)]
+    hazards = [n for n in names if load_case(n, corpus).LABEL is not None]
+    clean = [n for n in names if load_case(n, corpus).LABEL is None]
     modes = {"static_without_step": (False, False), "static_with_step": (False, True), "scan_and_probe": (True, True)}
     out: dict[str, object] = {"cases": len(names), "hazards": len(hazards), "clean": len(clean)}
     for mode, (probe, step) in modes.items():
-        seen = {n: findings(n, tmp_path, probe=probe, step=step) for n in names}
+        seen = {n: findings(corpus, n, tmp_path, probe=probe, step=step) for n in names}
         found = [n for n in hazards if seen[n]]
         out[f"{mode}_recall"] = round(len(found) / len(hazards), 3)
         out[f"{mode}_missed"] = sorted(set(hazards) - set(found))
@@ -74,7 +74,7 @@ def measure(tmp_path: Path) -> dict[str, object]:
 
 @pytest.mark.slow
 def test_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
-    figures = measure(tmp_path)
+    figures = measure("holdout", tmp_path)
     with capsys.disabled():
         print("\n" + "\n".join(f"hold-out {k}: {v}" for k, v in figures.items()))
     assert figures["scan_and_probe_clean_errors"] == figures["static_with_step_clean_errors"] == []

@@ -252,6 +252,23 @@ def recompile_limit() -> int:
     return int(getattr(torch._dynamo.config, "recompile_limit", 8))
 
 
+def ignored_logging_functions() -> frozenset[Any]:
+    """Logging functions Dynamo was told to skip without a graph break: `ignore_logging_functions` (torch 2.13), called
+    `ignore_logger_methods` on 2.11, plus `reorderable_logging_functions` (moved after the graph, no break)."""
+    import torch._dynamo
+
+    config = torch._dynamo.config
+    names = ("ignore_logging_functions", "ignore_logger_methods", "reorderable_logging_functions")
+    return frozenset(fn for name in names for fn in (getattr(config, name, None) or ()))
+
+
+def captures_scalar_outputs() -> bool:
+    """`capture_scalar_outputs`: Dynamo traces `.item()` into the graph instead of breaking it (off by default)."""
+    import torch._dynamo
+
+    return bool(getattr(torch._dynamo.config, "capture_scalar_outputs", False))
+
+
 _COMPILE_STATE_FUNCTIONS = {
     "is_compiling": (
         ("torch.compiler", "is_compiling"),

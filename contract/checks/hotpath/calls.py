@@ -7,11 +7,13 @@ from __future__ import annotations
 import ast
 import collections
 import inspect
+import logging
 import os
 import types
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+import torch
 from torch import nn
 
 from contract import _torch
@@ -144,6 +146,8 @@ def on_call(w: Walk, node: ast.Call) -> None:
         return setattr_write(w, node)
     if isinstance(func, ast.Attribute) and func.attr in mutators(resolve(w.env, func.value)):
         mutate(w, func.value, node)
+    if scalar_pull(w.env, node):
+        w.hazard("item-branch", node, f"{ast.unparse(node)[:60]} (a tensor's value read into Python)")
     if (
         isinstance(func, ast.Attribute)
         and func.attr == "get"
@@ -192,10 +196,11 @@ def argument(env: Env, node: ast.expr) -> Any:
 def mutate(w: Walk, target: ast.expr, node: ast.Call) -> None:
     """`obj.items.append(...)`: a write to the container, also for a module global (no `global` needed)."""
     name = target.id if isinstance(target, ast.Name) else None
+    form = "reset" if isinstance(node.func, ast.Attribute) and node.func.attr == "clear" else "mutate"
     if name is not None and name not in w.env.local and name in w.env.fn.__globals__:
-        w.emit_write(w.env.fn.__globals__, name, f"global {name}", "mutate", node)
+        w.emit_write(w.env.fn.__globals__, name, f"global {name}", form, node)
     else:
-        w.record_write(target, "mutate", node)
+        w.record_write(target, form, node)
 
 
 def setattr_write(w: Walk, node: ast.Call) -> None:
@@ -230,6 +235,8 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
         return
     if callee is os.getenv or isinstance(func, ast.Attribute) and resolve(w.env, func.value) is os.environ:
         return w.hazard("env", node, f"{ast.unparse(func)}()")
+    if logger_call(w.env, func, callee) and not w.state.branches:
+        return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a logging.Logger method)")
     if _torch.is_compiler_disabled(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
     if isinstance(callee, nn.Module):
@@ -294,6 +301,27 @@ def super_target(env: Env, func: ast.expr) -> tuple[Any, Any] | None:
         if func.attr in vars(klass):
             return vars(klass)[func.attr], obj
     return None
+
+
+def logger_call(env: Env, func: ast.expr, callee: Any) -> bool:
+    """A method of a `logging.Logger` instance: Dynamo breaks the graph on every one it was not told to ignore."""
+    if not isinstance(func, ast.Attribute) or not callable(callee):
+        return False
+    owner = resolve(env, func.value)
+    if not isinstance(owner, logging.Logger):
+        return False
+    ignored = _torch.ignored_logging_functions()
+    return not {callee, getattr(owner, func.attr, None)} & ignored
+
+
+def scalar_pull(env: Env, node: ast.Call) -> bool:
+    """`t.item()` / `t.tolist()` on a value computed on the hot path (or a real tensor): a graph break wherever it
+    stands (a condition is reported by the walk's test), unless Dynamo captures scalar outputs."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not node.args):
+        return False
+    receiver = resolve(env, func.value)
+    return (receiver is MISSING or isinstance(receiver, torch.Tensor)) and not _torch.captures_scalar_outputs()
 
 
 def iterator_arg(env: Env, node: ast.Call) -> bool:

@@ -33,6 +33,7 @@ _BY_KIND = {
     "per-instance": PER_INSTANCE,
     "loop": LOOP_MUTATED,
     "loop-may": LOOP_MUTATED,
+    "loop-arg": LOOP_MUTATED,
     "late-hook": LATE_HOOK,
 }
 
@@ -78,8 +79,8 @@ _MESSAGES = {
         "set a fixed momentum (e.g. 0.1) or keep the module out of the compiled region",
     ),
     "per-instance": (
-        "{what} is read by every instance of region {region!r}: each value is a specialization beyond "
-        "the recompile limit",
+        "{what} is read by the instances of region {region!r}: they share one compiled code object and each "
+        "value is its own specialization (one compile per value; past the recompile limit the rest run eager)",
         "compile the parent module once, pass the value as an argument, or raise the region's recompile_limit",
     ),
     "loop": (
@@ -93,6 +94,11 @@ _MESSAGES = {
         "value is a recompile",
         "pass the value as a tensor argument (or keep it in a buffer updated in place), or set it once before "
         "the first compiled call",
+    ),
+    "loop-arg": (
+        "the step passes {what} to region {region!r}, a Python number that changes between calls: Dynamo "
+        "specializes on it and recompiles (once before it turns dynamic; every call where dynamic shapes are off)",
+        "pass it as a 0-d tensor (torch.tensor(value)), or keep it constant",
     ),
     "late-hook": (
         "the step registers a forward hook on {what} inside region {region!r} after it was compiled: Dynamo "

@@ -132,6 +132,8 @@ def classify_writes(state: ScanState, step_keys: frozenset[tuple[int, str]] = fr
         if w.key in temporary or w.form in ("once", "restore"):
             continue
         hazard = write_hazard(w, state.reads)
+        if hazard is not None and hazard.kind == "container" and w.key in state.loop_resets:
+            continue  # the step empties it before every call: the same length at every call
         if hazard is not None and w.guard is not None and not w.guard.keys & hot:
             if w.guard.keys and not w.guard.keys & step_keys:
                 continue  # nothing turns the guard on: the code never runs compiled
@@ -220,20 +222,23 @@ def dropout_p(w: Write) -> bool:
 
 
 def per_instance(state: ScanState, binding: Any) -> list[Hazard]:
-    """A Python int/str read on `self` that differs between more instances of one region than Dynamo can cache.
-    Values read inside one target (a model compiled whole) are constants of its one graph: only the distinct sets of
-    values across the region's targets count."""
+    """A Python int/str read on `self` that differs between the instances of one region: they share one code object,
+    so each value is one more compile (the reuse regional compilation is for is lost), and past the recompile limit
+    the rest run eager. Values read inside one target (a model compiled whole) are constants of its one graph: only
+    the distinct sets of values across the region's targets count. A read under a test the scan cannot decide may
+    never run: it counts only past the limit."""
     out = []
     for (region, where, what), by_target in state.scalar_reads.items():
         distinct = {frozenset(values) for values in by_target.values()}
         limit = binding.regions[region].region.recompile_limit or default_recompile_limit()
-        if len(distinct) > limit:
+        if len(distinct) > (limit if (region, where, what) in state.branch_reads else 1):
+            beyond = f", beyond the recompile limit {limit}" if len(distinct) > limit else ""
             out.append(
                 Hazard(
                     kind="per-instance",
                     where=where,
                     region=region,
-                    what=f"{what} ({len(distinct)} distinct values, recompile limit {limit})",
+                    what=f"{what} ({len(distinct)} distinct values across {len(by_target)} instances{beyond})",
                 )
             )
     return out

@@ -10,6 +10,7 @@ time it changes (CC310); a hook it registers on a compiled module is CC311.
 from __future__ import annotations
 
 import ast
+import types
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,7 @@ from torch import nn
 from contract.checks.hotpath.conditions import is_scalar
 from contract.checks.hotpath.flow import Change, change
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState
-from contract.checks.hotpath.resolve import CallArgs, cell_value, resolve, value_at
+from contract.checks.hotpath.resolve import CallArgs, cell_value, resolve, source_of, value_at
 from contract.checks.hotpath.walk import Walker, visit_callable, visit_hook
 
 HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
@@ -31,6 +32,9 @@ FIRST_CALL = Change(False, 1)
 
 def walk_step(state: ScanState, step: Any, model: nn.Module) -> None:
     """Walk `step(model, i)` with `model` bound to the real model and `i` changing on every call."""
+    code = getattr(step, "__code__", None)
+    if code is not None and code.co_argcount >= 2:
+        state.step_index = (code, code.co_varnames[1])
     call = CallArgs(positional=((model, ""), (MISSING, "every")), rest="some")
     visit_callable(state, step, None, "", 0, call=call, walker=LoopWalker)
 
@@ -50,6 +54,8 @@ class LoopWalker(Walker):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.scalars: set[str] = set()
+        """The locals of the function walked now that hold a Python number."""
         self.conds: list[Change] = []
         """The changing conditions (`if i == 2:`) around the statement walked now; `first_call` ones (`if i == 0:`)
         run before anything compiled."""
@@ -164,11 +170,14 @@ class LoopWalker(Walker):
         moved = change(self.env, value) if value is not None else None
         if any(c is FIRST_CALL for c in self.conds):
             return  # first-call setup, before anything compiled
+        if (form == "reset" or form == "assign" and empty_container(value)) and not self.conds:
+            self.state.loop_resets.add((id(parent), key))
+            return
         certain = form == "step" or (moved is not None and moved.certain)
         distinct = 2 if isinstance(current, bool) else moved.distinct if moved is not None else None
         if literal is not MISSING:
             self._event(((id(parent), key), literal))
-        level = "every" if certain else "some" if moved is not None or form in ("selfref", "mutate") else ""
+        level = "every" if certain else "some" if moved is not None or form in ("selfref", "mutate", "reset") else ""
         if level:
             self.state.loop_changing[(id(parent), key)] = level
         self.state.loop_writes.append(
@@ -184,11 +193,62 @@ class LoopWalker(Walker):
                 distinct=distinct,
                 form=form,
                 cond_certain=any(c.certain for c in self.conds),
+                moved=moved is not None,
             )
         )
 
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """Also remember the step's locals that hold a Python number (`lr = base * 0.9 ** i`)."""
+        super().visit_Assign(node)
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if self._scalar(node.value):
+                    self.scalars.add(target.id)
+                else:
+                    self.scalars.discard(target.id)
+
+    def _scalar(self, node: ast.expr) -> bool:
+        """A Python number for certain: constants, the step's index, locals computed from them, arithmetic on them
+        and `float()`/`int()`/`round()`/`min()`/`max()`/`abs()`/`math.*` of them (never a tensor)."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        if isinstance(node, ast.Name):
+            index = self.state.step_index
+            own = index is not None and getattr(self.env.fn, "__code__", None) is index[0] and node.id == index[1]
+            return own or node.id in self.scalars or type(resolve(self.env, node)) in (int, float)
+        if isinstance(node, ast.BinOp):
+            return self._scalar(node.left) and self._scalar(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self._scalar(node.operand)
+        if isinstance(node, ast.Call) and not node.keywords and node.args:
+            fn = resolve(self.env, node.func)
+            numeric = fn in (float, int, round, min, max, abs) or getattr(fn, "__module__", None) == "math"
+            return numeric and all(self._scalar(a) for a in node.args)
+        return False
+
+    def scalar_arguments(self, node: ast.Call, module: nn.Module) -> None:
+        """A compiled call the step passes a Python number that changes between calls: Dynamo specializes on it and
+        recompiles (once, then it is dynamic; on every call for a region that is not dynamic)."""
+        region = self.state.hot_modules.get(id(module))
+        if region is None or any(c is FIRST_CALL for c in self.conds):
+            return
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            moved = change(self.env, arg)
+            if moved is not None and self._scalar(arg):
+                self.state.hazards.append(
+                    Hazard(
+                        kind="loop-arg",
+                        where=self.where(arg),
+                        region=region,
+                        what=f"`{ast.unparse(arg)[:60]}`",
+                        certain=False,
+                    )
+                )
+
     def special_call(self, node: ast.Call, callee: Any) -> bool:
         """`module.train(...)`/`.eval()` write every submodule's `training`; `register_forward_hook` adds a hook."""
+        if isinstance(callee, nn.Module):
+            self.scalar_arguments(node, callee)
         func = node.func
         if not isinstance(func, ast.Attribute):
             return False
@@ -216,12 +276,27 @@ class LoopWalker(Walker):
         for sub in module.modules():
             self.emit_write(sub, "training", f"{type(sub).__name__}.training", "assign", node, literal, arg)
 
+    def observer(self, hook: Any, arg: ast.expr | None) -> bool:
+        """A late hook that returns nothing (captures activations, writes a dict): measured on torch 2.13, it runs
+        in the compiled call and adds no recompile; only what its body does to Python state matters."""
+        if isinstance(arg, ast.Name) and arg.id in self.nested:
+            return returns_nothing(self.nested[arg.id].body)
+        if not isinstance(hook, types.FunctionType):
+            return False
+        source = source_of(self.state, hook)
+        return source is not None and not isinstance(source.node, ast.Lambda) and returns_nothing(source.node.body)
+
     def hook_added(self, module: nn.Module, node: ast.Call) -> None:
         """A hook the step registers on a compiled module: the graph compiled without it (CC311); its body runs
         inside the compiled call from then on, so it is walked as hot code."""
         regions = {self.state.hot_modules[id(m)] for m in module.modules() if id(m) in self.state.hot_modules}
         hook = resolve(self.env, node.args[0]) if node.args else MISSING
+        observer = self.observer(hook, node.args[0] if node.args else None)
         for region in sorted(regions):
+            if observer:
+                if callable(hook):
+                    visit_hook(self.state, hook, module, region)
+                continue
             self.state.hazards.append(
                 Hazard(
                     kind="late-hook",
@@ -235,6 +310,29 @@ class LoopWalker(Walker):
             )
             if hook is not MISSING and callable(hook):
                 visit_hook(self.state, hook, module, region)
+
+
+def empty_container(node: ast.expr | None) -> bool:
+    """`[]`, `{}`, `list()`, `dict()`, `set()`, `deque()`: a fresh empty container."""
+    if isinstance(node, (ast.List, ast.Dict, ast.Set, ast.Tuple)):
+        return not getattr(node, "elts", getattr(node, "keys", None))
+    return (
+        isinstance(node, ast.Call)
+        and not node.args
+        and ast.unparse(node.func).split(".")[-1] in ("list", "dict", "set", "deque", "OrderedDict")
+    )
+
+
+def returns_nothing(body: list[ast.stmt]) -> bool:
+    """A function body with no `return <value>` of its own (nested functions aside): it only observes."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            return False
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return True
 
 
 def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:
@@ -252,6 +350,13 @@ def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:
         if hazard is not None:
             out.append(hazard)
     return out
+
+
+def rebuilt_closure(value: Any, writes: list[LoopWrite]) -> bool:
+    """A function with closure cells that the step replaces with one built from a value that changes between calls:
+    Dynamo guards on the cells' contents, so each new value is a recompile."""
+    cells = getattr(value, "__closure__", None)
+    return bool(cells) and any(w.moved for w in writes)
 
 
 def seen_by_calls(
@@ -281,6 +386,10 @@ def loop_hazard(
 ) -> Hazard | None:
     """The hazard of the step's writes to one piece of state the hot path reads (None: it does not change)."""
     value, events = writes[0].value, events or []
+    if rebuilt_closure(value, writes):
+        first = writes[0]
+        what = f"{first.what} (a closure the step rebuilds from a changing value, called at {read_at})"
+        return Hazard(kind="loop-may", where=first.where, region=region, what=what, certain=False)
     if isinstance(value, (torch.Tensor, nn.Module)) or callable(value) and not is_scalar(value):
         return None
     literals = {repr(w.literal) for w in writes if w.literal is not MISSING}

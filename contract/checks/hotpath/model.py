@@ -90,6 +90,8 @@ class LoopWrite:
     """`assign`, `step`, `selfref` or `mutate` (as for hot writes)."""
     cond_certain: bool = False
     """Written under a test that flips between calls (`if i % 2:`): two constants written there alternate."""
+    moved: bool = False
+    """The written expression itself changes between calls (it reads the step's index or other changing state)."""
 
 
 @dataclass(kw_only=True)
@@ -120,6 +122,14 @@ class ScanState:
     """id() of every module inside a compiled region (their forward runs compiled) -> its region."""
     targets: set[tuple[int, str]] = field(default_factory=set)
     """(module id, method) of every compiled method."""
+    loop_resets: set[tuple[int, str]] = field(default_factory=set)
+    """Containers the step empties on every call (`acts.clear()`, `self.acts = []`): the same at every call."""
+    branch_reads: set[tuple[str, str, str]] = field(default_factory=set)
+    """`scalar_reads` keys read under an undecided branch (`if cache is not None: cache.update(x, self.layer_idx)`)."""
+    branches: int = 0
+    """How many undecided branches (`if` on an argument, `except:`) enclose the code walked now, callers included."""
+    step_index: tuple[Any, str] | None = None
+    """(code, parameter name) of the step's call index `i`: a Python int that changes on every call."""
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,8 @@ reads, e.g. `self.seq_len = x.shape[1]` read later, `self.first = False`, lazy a
 (`if not hasattr(self, "cache"): self.cache = ...`), `None`-vs-tensor caches; rewrites from the value's own value
 that may settle (`self.max_len = max(self.max_len, seq)`, `self.act = self.act or "relu"`,
 `self.mode = Mode(self.mode)`); and Python lists or dicts on the hot path whose length or keys change
-(`self.history.append(...)`, `.pop()`, `.update()`, `+=`).
+(`self.history.append(...)`, `.pop()`, `.update()`, `+=`, `self.seen[len(self.seen)] = v` or a dict stored under a
+key that changes every call).
 
 ## Why it matters
 Each distinct value read by compiled code is a new guard and a new compile; they share the recompile limit (8).
@@ -118,7 +119,8 @@ GRAPH_BREAK_CALL = Rule(
     doc="""\
 ## What it does
 Warns about calls on the hot path that Dynamo cannot trace: `time.time()` / `perf_counter()`, `random.*`,
-`print`, `input`, `breakpoint`, `next()` on an iterator kept on an object, and helpers decorated with
+`print`, `input`, `breakpoint`, `next()` on an iterator kept on an object, methods of a `logging.Logger`
+(`logger.info(...)`, unless listed in Dynamo's `ignore_logging_functions`), and helpers decorated with
 `@torch.compiler.disable` (resolved by identity, whatever name they were imported under).
 
 ## Why it matters
@@ -144,8 +146,10 @@ ITEM_BRANCH = Rule(
     severity="warning",
     doc="""\
 ## What it does
-Warns when a condition (`if`, `while`, conditional expression, `range()` bound) on the hot path reads a tensor's
-value: `.item()` or `.tolist()`, `int()`/`float()`/`bool()` of a tensor, or a tensor used as the truth value or
+Warns when the hot path reads a tensor's value into Python: `.item()` or `.tolist()` of a computed value or a tensor
+anywhere (`counts = torch.bincount(idx).tolist()`, unless Dynamo's `capture_scalar_outputs` is on), and a condition
+(`if`, `while`, conditional expression, `range()` bound) that reads one: `int()`/`float()`/`bool()` of a tensor,
+or a tensor used as the truth value or
 compared with `<`, `==`... (`if y.sum() > 0:`, `if mask.any():`, `if self.scale_buffer > 0.5:`). A value counts
 as a tensor when it is a reduction (`.sum()`, `.any()`, `.max()`, ...) or a tensor on a real object; shapes and
 `is None` tests are not reported.
@@ -244,13 +248,14 @@ PER_INSTANCE = Rule(
     severity="warning",
     doc="""\
 ## What it does
-Warns when the instances of one region read a Python `int`/`str` attribute on `self` (e.g. `layer_idx`) that
-takes more distinct values across instances than the recompile limit.
+Warns when the instances of one region read a Python `int`/`str` attribute on `self` (e.g. `layer_idx`,
+`layer_name`) that differs between instances.
 
 ## Why it matters
 All instances of a class share one code object and one Dynamo cache; each distinct value is its own
-specialization. Per-layer compile of 32 decoder layers that read `self.layer_idx` hits the limit (8) during the
-first step, and the remaining layers run eager for good.
+specialization. Regional compilation exists to compile a block once and reuse it for every layer: a per-layer
+value makes it compile once per layer instead, and per-layer compile of 32 decoder layers that read
+`self.layer_idx` hits the limit (8) during the first step, after which the remaining layers run eager for good.
 
 ## Example
 ```python
@@ -275,7 +280,12 @@ When the contract names a `step`, reads its source (and the eager code it calls:
 parent module's forward that is not compiled) and finds the Python state it writes between compiled calls that a
 compiled region reads: a module attribute (`model.step_count = i`, `setattr(model, "stage", ...)`,
 `for layer in model.layers: layer.temperature = t`), `model.train()`/`model.eval()` toggles (a compiled module, or a
-Dropout/BatchNorm inside it, reads `training`), module globals, class attributes, closure cells and container items.
+Dropout/BatchNorm inside it, reads `training`), the Python scalars torch's own modules read (`drop.p = rate`), module
+globals, class attributes, closure cells and container items; a closure the step rebuilds from a changing value
+(`model.act = make_act(slope * 0.9 ** i)`); and Python numbers the step passes to a compiled call that change
+between calls (`model(x, 0.1 * i)`), a warning (Dynamo turns such an argument dynamic after one recompile, unless
+dynamic shapes are off). A container the step empties every call (`model.acts.clear()`) is the same at every
+call and is not reported.
 It is an error when the state is a Python `int`/`str`/`bool`/enum and the step certainly changes it on every call
 (a counter, a value computed as `i`, `i + k`, `i % 2 == 0`, `not flag`), more often than the region's
 `recompile_budget` allows; a warning when it may settle (a schedule such as `i // 100`, a float, a flag set under
@@ -308,11 +318,15 @@ LATE_HOOK = Rule(
 ## What it does
 When the contract names a `step`, warns when the step (or code it calls) registers a forward hook or pre-hook
 (`register_forward_hook`, `register_forward_pre_hook`) on a module inside a compiled region. The hook's body is then
-scanned as hot code, since it runs inside the compiled call from then on.
+scanned as hot code, since it runs inside the compiled call from then on. A hook that returns nothing (it only
+captures activations, e.g. into a dict of the step) is not reported: measured on torch 2.13, it runs inside the
+compiled call without a recompile, and only what its body does to Python state can matter.
 
 ## Why it matters
-Dynamo guards on a module's hooks: a hook added after the first compile recompiles the region, and a step that adds
-one every call (or a new closure each time) keeps recompiling. The probe reports the same as CC404 when it runs.
+A hook added after the first compile that returns a value is not what the graph was compiled with. Measured on
+torch 2.13: on the region's root module Dynamo compiles again; on a submodule the compiled graph silently ignores
+what the hook returns (no guard, wrong results). A step that adds one every call keeps doing so. The probe reports
+a recompile as CC404 when it runs.
 
 ## Example
 ```python

@@ -19,15 +19,17 @@ hazards), `loop` (the step's side); `model` holds the records.
 
 from __future__ import annotations
 
+import ast
+import types
 from typing import Any
 
 from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath.classify import classify_writes, per_instance, written_keys
-from contract.checks.hotpath.loop import LoopWalker, classify_loop, walk_step
+from contract.checks.hotpath.loop import LoopWalker, classify_loop, empty_container, walk_step
 from contract.checks.hotpath.model import MISSING, Hazard, ScanState
-from contract.checks.hotpath.resolve import ENTRY
+from contract.checks.hotpath.resolve import ENTRY, TRUSTED, parse_source
 from contract.checks.hotpath.walk import visit_callable, visit_hooks
 
 
@@ -52,6 +54,8 @@ def scan(binding: Any, step: Any = None) -> list[Hazard]:
             implicit_reads(state, target.module, target.path, rb.region.name)
     if step is not None:
         walk_step(state, step, binding.model)
+    else:
+        state.loop_resets |= {w.key for w in state.writes if w.form == "mutate" and owner_resets(w.owner, w.key[1])}
     step_keys = frozenset(
         w.key for w in state.loop_writes if w.changing or w.literal is not MISSING and w.literal != w.value
     )
@@ -60,6 +64,36 @@ def scan(binding: Any, step: Any = None) -> list[Hazard]:
     state.hazards += classify_loop(state, {rb.region.name: rb.region.recompile_budget for rb in regions})
     flips = written_keys(state) | step_keys
     return _dedupe([h for h in state.hazards if not h.guard_keys or h.guard_keys & flips])
+
+
+def owner_resets(owner: Any, name: str) -> bool:
+    """Without the step: the owner's class has a method that empties the container (`def reset(self):
+    self.taps.clear()`), the API its loop calls between steps; precision first, its growth is not reported."""
+    for cls in type(owner).__mro__:
+        if cls.__module__.split(".")[0] in TRUSTED:
+            continue
+        for attr, fn in vars(cls).items():
+            if attr.startswith("__") or attr == "forward":
+                continue  # construction and the hot path itself are not the loop's reset
+            source = parse_source(fn) if isinstance(fn, types.FunctionType) else None
+            if source is not None and any(empties(node, name) for node in ast.walk(source.node)):
+                return True
+    return False
+
+
+def empties(node: ast.AST, name: str) -> bool:
+    """`self.<name>.clear()`, `self.<name> = []` / `{}` / `list()`, `del self.<name>[:]`."""
+
+    def is_attr(n: ast.AST) -> bool:
+        return isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.value, ast.Name)
+
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clear":
+        return is_attr(node.func.value)
+    if isinstance(node, ast.Assign):
+        return any(is_attr(t) for t in node.targets) and empty_container(node.value)
+    if isinstance(node, ast.Delete):
+        return any(isinstance(t, ast.Subscript) and is_attr(t.value) for t in node.targets)
+    return False
 
 
 def _dedupe(hazards: list[Hazard]) -> list[Hazard]:
@@ -83,11 +117,15 @@ def instance_hazards(state: ScanState, module: nn.Module, path: str, region: str
 
 
 def implicit_reads(state: ScanState, module: nn.Module, path: str, region: str) -> None:
-    """torch's own modules whose forward reads `self.training` (Dropout, BatchNorm, ...): Dynamo guards on it, so a
-    step that toggles train/eval recompiles them; torch's code is not parsed, its names are enough."""
+    """Python scalars torch's own modules read in forward (`self.training`, Dropout's `p`, LeakyReLU's
+    `negative_slope`): Dynamo guards on them, so a step that changes one recompiles the region; torch's code is not
+    parsed, the names its forward reads are enough."""
     for name, sub in module.named_modules():
         cls = type(sub)
         code = getattr(getattr(cls, "forward", None), "__code__", None)
-        if cls.__module__.split(".")[0] == "torch" and code is not None and "training" in code.co_names:
-            where = ".".join(p for p in (path, name) if p) or "<root>"
-            state.reads.setdefault((id(sub), "training"), (where, region))
+        if cls.__module__.split(".")[0] != "torch" or code is None:
+            continue
+        where = ".".join(p for p in (path, name) if p) or "<root>"
+        for attr in code.co_names:
+            if attr == "training" or type(vars(sub).get(attr)) in (int, float, bool, str):
+                state.reads.setdefault((id(sub), attr), (where, region))

@@ -4,6 +4,7 @@ it reaches (methods, submodules' forward, hooks, properties) and recording reads
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import inspect
 import os
@@ -23,6 +24,7 @@ from contract.checks.hotpath.frames import graphless
 from contract.checks.hotpath.locals import Locals, single_assignments
 from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Prop, ScanState, Source, Write
 from contract.checks.hotpath.resolve import (
+    ANY_KEY,
     CONTENTS,
     CallArgs,
     Env,
@@ -276,8 +278,9 @@ class Walker(Locals, ast.NodeVisitor):
         if cond.value is None:
             self._test(node.test)
             self.visit(node.test)
-            self._block(node.body)
-            self._block(node.orelse)
+            with self._branch():
+                self._block(node.body)
+                self._block(node.orelse)
             return
         taken, other = (node.body, node.orelse) if cond.value else (node.orelse, node.body)
         if not cond.eager:
@@ -289,11 +292,26 @@ class Walker(Locals, ast.NodeVisitor):
 
     def visit_While(self, node: ast.While) -> None:
         self._test(node.test)
-        self.generic_visit(node)
+        with self._branch():
+            self.generic_visit(node)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self._test(node.test)
-        self.generic_visit(node)
+        with self._branch():
+            self.generic_visit(node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        with self._branch():
+            self.generic_visit(node)
+
+    @contextlib.contextmanager
+    def _branch(self) -> Iterator[None]:
+        """Code under a test the scan cannot decide (or an `except:`): it may never run (see `ScanState.branches`)."""
+        self.state.branches += 1
+        try:
+            yield
+        finally:
+            self.state.branches -= 1
 
     def visit_For(self, node: ast.For) -> None:
         it = node.iter
@@ -409,6 +427,8 @@ class Walker(Locals, ast.NodeVisitor):
         elif type(value) in (int, str) and isinstance(parent, nn.Module) and _on_self(self.env, node):
             key = (self.region, self.where(node), f"{type(parent).__name__}.{node.attr}")
             self.state.scalar_reads.setdefault(key, {}).setdefault(self.state.target, set()).add(value)
+            if self.state.branches:
+                self.state.branch_reads.add(key)
 
     def record_write(
         self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING, value: ast.expr | None = None
@@ -429,6 +449,8 @@ class Walker(Locals, ast.NodeVisitor):
         if found is None:
             return
         parent, key, what = found
+        if isinstance(target, ast.Subscript) and self._grows(target, parent, key):
+            self.record_write(target.value, "mutate", node)
         if isinstance(target, ast.Attribute):
             prop = static_get(parent, key)
             if isinstance(prop, Prop):
@@ -443,6 +465,16 @@ class Walker(Locals, ast.NodeVisitor):
         ):  # a new key in a mutable default: it grows across calls
             self.emit_write(parent, CONTENTS, f"default argument {target.value.id}", "mutate", node)
         self.emit_write(parent, key, what, form, node, literal, value)
+
+    def _grows(self, target: ast.Subscript, parent: Any, key: str) -> bool:
+        """`d[len(d)] = v`, `d[i] = v` with a key that changes every call: the dict gains a key on every call."""
+        if not (isinstance(parent, dict) and key == ANY_KEY):
+            return False
+        if not isinstance(target.value, (ast.Attribute, ast.Name)) or self.env.is_default(ast.unparse(target.value)):
+            return False
+        own = ast.unparse(target.value)
+        reads_itself = any(ast.unparse(n) == own for n in walk_expr(target.slice))
+        return reads_itself or taint_of(self.env, target.slice) == "every"
 
     def emit_write(
         self,

@@ -1,10 +1,11 @@
-"""The checker measured on the hold-out corpus (tests/checks/hotpath/holdout/), written by someone else from real bug
-reports and never tuned on: recall of the static scan (with and without the step) and of scan + probe, and findings
-on the clean look-alikes. Run with `-s` to print the figures. LATENT cases (a hazard invisible in 8 steps on this
-torch) count as hazards: the checker should still name them.
+"""The checker measured on the hold-out corpora (tests/checks/hotpath/holdout*/), written by others from real bug
+reports: recall of the static scan (with and without the step) and of scan + probe, and findings on the clean
+look-alikes. Run with `-s` to print the figures. LATENT cases (a hazard invisible in 8 steps on this torch) count as
+hazards: the checker should still name them.
 
-The assertions guard what was measured when the scan last changed, so a later change cannot lose ground unnoticed;
-they are floors, not targets to tune against (see the corpus README).
+The first corpus is spent (its misses motivated scanner changes, see its README); the second was written after
+those changes and never tuned on. The assertions guard what was measured when the scan last changed, so a later
+change cannot lose ground unnoticed; they are floors, not targets to tune against.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ def test_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
         print("\n" + "\n".join(f"hold-out {k}: {v}" for k, v in figures.items()))
     assert figures["scan_and_probe_clean_errors"] == figures["static_with_step_clean_errors"] == []
     assert figures["static_without_step_clean_errors"] == []
-    assert figures["static_without_step_recall"] >= 0.6
-    assert figures["static_with_step_recall"] >= 0.82
-    assert figures["scan_and_probe_recall"] >= 0.95
+    assert figures["static_without_step_recall"] >= 0.69
+    assert figures["static_with_step_recall"] >= 0.97
+    assert figures["scan_and_probe_recall"] >= 0.99
+    assert figures["static_with_step_clean_flagged"] == figures["scan_and_probe_clean_flagged"] == []

@@ -1,4 +1,5 @@
-"""CC311: the loop registers a forward hook on a compiled module after the first compiled call."""
+"""CC311: the loop registers a forward hook that returns a value on a compiled module after the first compiled call;
+an observing hook that returns nothing (it stores the activation) is not reported."""
 import torch
 from torch import nn
 
@@ -21,7 +22,15 @@ def build() -> nn.Module:
 
 
 def step(model, i):
+    seen = {}
+
+    def record(module, args, out):
+        seen["proj"] = out.detach()
+
     if i == 2:
         model.proj.register_forward_hook(log_output)  # expect: CC311
+    handle = model.proj.register_forward_hook(record)
     with torch.no_grad():
-        return model(torch.randn(2, 8))
+        out = model(torch.randn(2, 8))
+    handle.remove()
+    return out

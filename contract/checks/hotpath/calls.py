@@ -305,8 +305,9 @@ def super_target(env: Env, func: ast.expr) -> tuple[Any, Any] | None:
 
 def logger_call(env: Env, func: ast.expr, callee: Any) -> bool:
     """A method of a `logging.Logger` instance: Dynamo breaks the graph on every one it was not told to ignore."""
-    if not isinstance(func, ast.Attribute) or not callable(callee):
-        return False
+    name = getattr(callee, "__name__", None)
+    if not isinstance(func, ast.Attribute) or not name or getattr(logging.Logger, name, None) is not callee:
+        return False  # not a Logger method: decided without resolving the receiver again
     owner = resolve(env, func.value)
     if not isinstance(owner, logging.Logger):
         return False

@@ -148,9 +148,28 @@ def check(ctx: Any) -> list[Finding]:
         return []
     from contract.checks.hotpath.scan import scan
 
-    hazards = scan(ctx.binding, ctx.step)
+    hazards = accepted_breaks(scan(ctx.binding, ctx.step), ctx.binding)
     if not any(h.certain and _BY_KIND[h.kind].severity == "error" for h in hazards):
         return [finding(h) for h in hazards]
     result = observed(ctx)
     stable = stable_regions(result)
     return [finding(h, result.steps if result and h.region in stable else 0) for h in hazards]
+
+
+_BREAKS = ("graph-break", "item-branch")
+"""Hazards that are one graph-break site each (CC304, CC305)."""
+
+
+def accepted_breaks(hazards: list[Any], binding: Any) -> list[Any]:
+    """Drop a region's graph-break sites when its `graph_break_budget` accepts that many (a contract that budgets
+    them, as `init` writes it after seeing them, has made the call); more sites than the budget are all reported."""
+    sites: dict[str, set[str]] = {}
+    for h in hazards:
+        if h.kind in _BREAKS:
+            sites.setdefault(h.region, set()).add(h.where)
+    accepted = {
+        region
+        for region, where in sites.items()
+        if region in binding.regions and len(where) <= binding.regions[region].region.graph_break_budget
+    }
+    return [h for h in hazards if not (h.kind in _BREAKS and h.region in accepted)]

@@ -121,7 +121,9 @@ GRAPH_BREAK_CALL = Rule(
 Warns about calls on the hot path that Dynamo cannot trace: `time.time()` / `perf_counter()`, `random.*`,
 `print`, `input`, `breakpoint`, `next()` on an iterator kept on an object, methods of a `logging.Logger`
 (`logger.info(...)`, unless listed in Dynamo's `ignore_logging_functions`), and helpers decorated with
-`@torch.compiler.disable` (resolved by identity, whatever name they were imported under).
+`@torch.compiler.disable` (resolved by identity, whatever name they were imported under). A region whose
+`graph_break_budget` accepts as many sites as the scan finds (CC304 and CC305 together) has made the call: they are
+not reported; past the budget, all are.
 
 ## Why it matters
 Each is a graph break: the region is split in two graphs with a Python round-trip between them, every step. With

@@ -19,10 +19,10 @@ import torch._dynamo
 import torch._dynamo.callback
 import torch._dynamo.utils
 
-from tests.checks.hotpath import holdout
+from tests.checks.hotpath import holdout, holdout2
 
 STEPS = 8
-CORPORA: dict[str, ModuleType] = {"holdout": holdout}
+CORPORA: dict[str, ModuleType] = {"holdout": holdout, "holdout2": holdout2}
 
 
 def case_names(corpus: str) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import torch
 from torch import nn
 
@@ -10,8 +12,6 @@ from tests.checks.hotpath.holdout2 import _helpers_d
 LABEL = None
 SOURCE = "https://github.com/meta-pytorch/torchtune/pull/2771"
 OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
-
-import logging
 
 _log = logging.getLogger("holdout2.c42")
 

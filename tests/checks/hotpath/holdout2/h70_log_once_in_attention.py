@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import torch
 from torch import nn
 
@@ -10,8 +12,6 @@ from tests.checks.hotpath.holdout2 import _helpers_d
 LABEL = "graph-break"
 SOURCE = "https://github.com/meta-pytorch/torchtune/pull/2771"
 OBSERVED = {"compiles_over_8_steps": 2, "graph_breaks": 1}
-
-import logging
 
 _log = logging.getLogger("holdout2.h70")
 

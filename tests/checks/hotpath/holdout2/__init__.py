@@ -1,0 +1,1 @@
+"""Second hold-out corpus: hot-path hazards reduced from real reports, written apart from the scanner (README.md)."""

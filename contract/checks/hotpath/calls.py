@@ -18,9 +18,10 @@ from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath.classify import form_of
+from contract.checks.hotpath.conditions import walk_expr
 from contract.checks.hotpath.flow import stronger, taint_of
 from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState, Source
-from contract.checks.hotpath.resolve import CallArgs, Env, resolve
+from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, Env, resolve
 
 
 class Walk(Protocol):
@@ -301,6 +302,17 @@ def super_target(env: Env, func: ast.expr) -> tuple[Any, Any] | None:
         if func.attr in vars(klass):
             return vars(klass)[func.attr], obj
     return None
+
+
+def dict_grows(env: Env, target: ast.Subscript, parent: Any, key: str) -> bool:
+    """`d[len(d)] = v`, `d[i] = v` with a key that changes every call: the dict gains a key on every call."""
+    if not (isinstance(parent, dict) and key == ANY_KEY):
+        return False
+    if not isinstance(target.value, (ast.Attribute, ast.Name)) or env.is_default(ast.unparse(target.value)):
+        return False
+    own = ast.unparse(target.value)
+    reads_itself = any(ast.unparse(n) == own for n in walk_expr(target.slice))
+    return reads_itself or taint_of(env, target.slice) == "every"
 
 
 def logger_call(env: Env, func: ast.expr, callee: Any) -> bool:

@@ -321,12 +321,12 @@ LATE_HOOK = Rule(
 When the contract names a `step`, warns when the step (or code it calls) registers a forward hook or pre-hook
 (`register_forward_hook`, `register_forward_pre_hook`) on a module inside a compiled region. The hook's body is then
 scanned as hot code, since it runs inside the compiled call from then on. A hook that returns nothing (it only
-captures activations, e.g. into a dict of the step) is not reported: measured on torch 2.13, it runs inside the
+captures activations, e.g. into a dict of the step) is not reported: measured on torch 2.13 and 2.11, it runs inside the
 compiled call without a recompile, and only what its body does to Python state can matter.
 
 ## Why it matters
 A hook added after the first compile that returns a value is not what the graph was compiled with. Measured on
-torch 2.13: on the region's root module Dynamo compiles again; on a submodule the compiled graph silently ignores
+torch 2.13 and 2.11: on the region's root module Dynamo compiles again; on a submodule the compiled graph silently ignores
 what the hook returns (no guard, wrong results). A step that adds one every call keeps doing so. The probe reports
 a recompile as CC404 when it runs.
 

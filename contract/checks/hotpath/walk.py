@@ -24,7 +24,6 @@ from contract.checks.hotpath.frames import graphless
 from contract.checks.hotpath.locals import Locals, single_assignments
 from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Prop, ScanState, Source, Write
 from contract.checks.hotpath.resolve import (
-    ANY_KEY,
     CONTENTS,
     CallArgs,
     Env,
@@ -449,7 +448,7 @@ class Walker(Locals, ast.NodeVisitor):
         if found is None:
             return
         parent, key, what = found
-        if isinstance(target, ast.Subscript) and self._grows(target, parent, key):
+        if isinstance(target, ast.Subscript) and calls.dict_grows(self.env, target, parent, key):
             self.record_write(target.value, "mutate", node)
         if isinstance(target, ast.Attribute):
             prop = static_get(parent, key)
@@ -465,16 +464,6 @@ class Walker(Locals, ast.NodeVisitor):
         ):  # a new key in a mutable default: it grows across calls
             self.emit_write(parent, CONTENTS, f"default argument {target.value.id}", "mutate", node)
         self.emit_write(parent, key, what, form, node, literal, value)
-
-    def _grows(self, target: ast.Subscript, parent: Any, key: str) -> bool:
-        """`d[len(d)] = v`, `d[i] = v` with a key that changes every call: the dict gains a key on every call."""
-        if not (isinstance(parent, dict) and key == ANY_KEY):
-            return False
-        if not isinstance(target.value, (ast.Attribute, ast.Name)) or self.env.is_default(ast.unparse(target.value)):
-            return False
-        own = ast.unparse(target.value)
-        reads_itself = any(ast.unparse(n) == own for n in walk_expr(target.slice))
-        return reads_itself or taint_of(self.env, target.slice) == "every"
 
     def emit_write(
         self,

@@ -18,7 +18,7 @@ from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath.classify import form_of
-from contract.checks.hotpath.conditions import walk_expr
+from contract.checks.hotpath.conditions import tensor_valued, walk_expr
 from contract.checks.hotpath.flow import stronger, taint_of
 from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState, Source
 from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, Env, resolve
@@ -147,7 +147,7 @@ def on_call(w: Walk, node: ast.Call) -> None:
         return setattr_write(w, node)
     if isinstance(func, ast.Attribute) and func.attr in mutators(resolve(w.env, func.value)):
         mutate(w, func.value, node)
-    if scalar_pull(w.env, node):
+    if scalar_pull(w.env, node) or scalar_cast(w.env, node, callee):
         w.hazard("item-branch", node, f"{ast.unparse(node)[:60]} (a tensor's value read into Python)")
     if (
         isinstance(func, ast.Attribute)
@@ -335,6 +335,14 @@ def scalar_pull(env: Env, node: ast.Call) -> bool:
         return False
     receiver = resolve(env, func.value)
     return (receiver is MISSING or isinstance(receiver, torch.Tensor)) and not _torch.captures_scalar_outputs()
+
+
+def scalar_cast(env: Env, node: ast.Call, callee: Any) -> bool:
+    """`int(t.max())`, `float(loss.sum())`: a certain tensor value turned into a Python number calls `.item()`, so it
+    breaks the graph wherever it stands, unless Dynamo captures scalar outputs."""
+    if len(node.args) != 1 or node.keywords or not any(callee is f for f in (int, float, bool)):
+        return False
+    return tensor_valued(env, node.args[0]) and not _torch.captures_scalar_outputs()
 
 
 def iterator_arg(env: Env, node: ast.Call) -> bool:

@@ -148,10 +148,10 @@ ITEM_BRANCH = Rule(
     severity="warning",
     doc="""\
 ## What it does
-Warns when the hot path reads a tensor's value into Python: `.item()` or `.tolist()` of a computed value or a tensor
-anywhere (`counts = torch.bincount(idx).tolist()`, unless Dynamo's `capture_scalar_outputs` is on), and a condition
-(`if`, `while`, conditional expression, `range()` bound) that reads one: `int()`/`float()`/`bool()` of a tensor,
-or a tensor used as the truth value or
+Warns when the hot path reads a tensor's value into Python: `.item()` or `.tolist()` of a computed value or a tensor,
+and `int()`/`float()`/`bool()` of a certain tensor, anywhere (`counts = torch.bincount(idx).tolist()`,
+`capacity = int(counts.max())`, unless Dynamo's `capture_scalar_outputs` is on), and a condition
+(`if`, `while`, conditional expression, `range()` bound) that reads one: a tensor used as the truth value or
 compared with `<`, `==`... (`if y.sum() > 0:`, `if mask.any():`, `if self.scale_buffer > 0.5:`). A value counts
 as a tensor when it is a reduction (`.sum()`, `.any()`, `.max()`, ...) or a tensor on a real object; shapes and
 `is None` tests are not reported.

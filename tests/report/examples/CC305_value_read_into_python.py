@@ -1,5 +1,6 @@
 """CC305: a tensor's value read into Python outside any condition (`.tolist()` for MoE routing, `.item()` for a
-slice bound) still breaks the graph."""
+slice bound, `int(...)` of a reduction for a buffer size) still breaks the graph. `int()` of a shape is not a
+tensor value."""
 import torch
 from torch import nn
 
@@ -14,10 +15,12 @@ class Router(nn.Module):
         choice = self.gate(x).argmax(-1)
         counts = torch.bincount(choice, minlength=4).tolist()  # expect: CC305
         keep = (x[:, 0] > 0).sum().item()  # expect: CC305
+        capacity = int(torch.bincount(choice, minlength=4).max())  # expect: CC305
+        rows = int(x.shape[0])
         out = torch.zeros_like(x)
         for expert, n in zip(self.experts, counts):
             out = out + expert(x) * n
-        return out[: keep + 1]
+        return out[: keep + 1] + x.new_zeros(capacity, 8).sum() + rows
 
 
 def build() -> nn.Module:

@@ -123,12 +123,19 @@ def _cmd_check(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.contract}: no model to bind; pass --model pkg.module:attr or set [contract] model")
     summary = _summary(binding)
     if args.format == "json":
-        print(render_json(findings, args.contract, regions=_regions(binding)))
+        print(render_json(findings, args.contract, regions=_regions(binding), step_given=step is not None))
     elif args.format == "sarif":
         print(render_sarif(findings, args.contract))
     else:
-        print(render_text(findings, args.contract, summary=summary))
+        print(render_text(findings, args.contract, summary=summary) + (NO_STEP_NOTE if binding and not step else ""))
     return 1 if has_errors(findings) else 0
+
+
+NO_STEP_NOTE = (
+    "\nnote: no step given ([contract] step or --step): state the loop changes between calls was not scanned"
+    " and the probe did not run"
+)
+"""What a pass without a step does not cover: loop-driven hazards are invisible to a scan of the model alone."""
 
 
 def _init_parser(sub: Any) -> None:

@@ -52,6 +52,17 @@ def test_the_summary_counts_one_region_and_one_method_in_the_singular(write_cont
     assert capsys.readouterr().out.splitlines()[0].endswith("(1 region, 1 module method)")
 
 
+def test_a_pass_without_a_step_says_the_loop_was_not_scanned(write_contract, capsys) -> None:
+    path = write_contract(
+        '[contract]\nname = "g"\nmodel = "example_models:build"\n[[region]]\nname = "h"\n'
+        'module = "head"\nbackend = "eager"\n'
+    )
+    assert main(["check", str(path)]) == 0
+    assert "no step given" in capsys.readouterr().out.splitlines()[1]
+    assert main(["check", str(path), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["step_given"] is False
+
+
 README_SNIPPET = """
 import contract, monitor
 from contract.demo import build_hazard_model, build_model

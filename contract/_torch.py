@@ -269,6 +269,14 @@ def captures_scalar_outputs() -> bool:
     return bool(getattr(torch._dynamo.config, "capture_scalar_outputs", False))
 
 
+def captures_dynamic_output_shapes() -> bool:
+    """`capture_dynamic_output_shape_ops`: Dynamo traces `nonzero`, boolean-mask indexing and the like into the graph
+    instead of breaking it (off by default on 2.11 and 2.13)."""
+    import torch._dynamo
+
+    return bool(getattr(torch._dynamo.config, "capture_dynamic_output_shape_ops", False))
+
+
 _COMPILE_STATE_FUNCTIONS = {
     "is_compiling": (
         ("torch.compiler", "is_compiling"),

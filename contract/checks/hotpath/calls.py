@@ -10,6 +10,7 @@ import inspect
 import logging
 import os
 import types
+import warnings
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -149,6 +150,8 @@ def on_call(w: Walk, node: ast.Call) -> None:
         mutate(w, func.value, node)
     if scalar_pull(w.env, node) or scalar_cast(w.env, node, callee):
         w.hazard("item-branch", node, f"{ast.unparse(node)[:60]} (a tensor's value read into Python)")
+    if dynamic_shape_op(w.env, node, callee):
+        w.hazard("dynamic-shape", node, f"{ast.unparse(node)[:60]}")
     if (
         isinstance(func, ast.Attribute)
         and func.attr == "get"
@@ -238,6 +241,8 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
         return w.hazard("env", node, f"{ast.unparse(func)}()")
     if logger_call(w.env, func, callee) and not w.state.branches:
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a logging.Logger method)")
+    if callee is warnings.warn and not w.state.branches:  # Dynamo skips `warnings`: a break, like a Logger call
+        return w.hazard("graph-break", node, f"{ast.unparse(func)}()")
     if _torch.is_compiler_disabled(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
     if isinstance(callee, nn.Module):
@@ -343,6 +348,58 @@ def scalar_cast(env: Env, node: ast.Call, callee: Any) -> bool:
     if len(node.args) != 1 or node.keywords or not any(callee is f for f in (int, float, bool)):
         return False
     return tensor_valued(env, node.args[0]) and not _torch.captures_scalar_outputs()
+
+
+DYNAMIC_SHAPE_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
+"""Torch functions and tensor methods whose output shape depends on tensor values (Dynamo: "Dynamic shape operator")."""
+MASK_FUNCTIONS = frozenset({"isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_not", "logical_and"})
+"""Torch functions that return a boolean tensor for certain."""
+
+
+def dynamic_shape_op(env: Env, node: ast.Call, callee: Any) -> bool:
+    """`torch.nonzero(m)`, `m.nonzero()`, `torch.unique(ids)`, one-argument `torch.where(m)`: the graph breaks there
+    unless Dynamo captures dynamic output shapes. A method counts on a tensor or on a local the scan cannot see."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if _torch.captures_dynamic_output_shapes():
+        return False
+    if name == "where":
+        return callee is torch.where and len(node.args) == 1 and not node.keywords
+    if name not in DYNAMIC_SHAPE_OPS:
+        return False
+    if callee is getattr(torch, name, None) or callee is getattr(torch.Tensor, name, None):
+        return True
+    receiver = resolve(env, func.value) if isinstance(func, ast.Attribute) else None
+    return receiver is MISSING or isinstance(receiver, torch.Tensor)
+
+
+def mask_index(env: Env, node: ast.Subscript, container: Any) -> bool:
+    """`y[y > 0]`, `x[mask.bool()]`, `x[~torch.isnan(x)]`: reading through a boolean tensor mask has a data-dependent
+    shape. Only a mask that is certainly a tensor counts (a comparison with a tensor or with the indexed value)."""
+    if not isinstance(node.ctx, ast.Load) or _torch.captures_dynamic_output_shapes():
+        return False
+    if isinstance(container, (dict, list, tuple, str)):
+        return False
+    return _bool_mask(env, node.slice, node.value)
+
+
+def _bool_mask(env: Env, index: ast.expr, value: ast.expr) -> bool:
+    """An index expression that is a boolean tensor for certain."""
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
+        return _bool_mask(env, index.operand, value)
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.BitAnd, ast.BitOr)):
+        return _bool_mask(env, index.left, value) or _bool_mask(env, index.right, value)
+    if isinstance(index, ast.Compare) and len(index.ops) == 1:
+        if isinstance(index.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            return False
+        same = ast.dump(value)
+        return any(tensor_valued(env, side) or ast.dump(side) == same for side in (index.left, *index.comparators))
+    if isinstance(index, ast.Call) and isinstance(index.func, ast.Attribute):
+        if index.func.attr == "bool" and not index.args and not index.keywords:
+            return True
+        name = index.func.attr
+        return name in MASK_FUNCTIONS and resolve(env, index.func) is getattr(torch, name, None)
+    return False
 
 
 def iterator_arg(env: Env, node: ast.Call) -> bool:

@@ -9,6 +9,7 @@ from contract.checks.hotpath.rules import (
     BATCHNORM,
     COUNTER,
     DYNAMIC_GETATTR,
+    DYNAMIC_SHAPE,
     ENV_READ,
     FLOAT_STATE,
     GRAPH_BREAK_CALL,
@@ -35,6 +36,7 @@ _BY_KIND = {
     "loop-may": LOOP_MUTATED,
     "loop-arg": LOOP_MUTATED,
     "late-hook": LATE_HOOK,
+    "dynamic-shape": DYNAMIC_SHAPE,
 }
 
 _MESSAGES = {
@@ -96,7 +98,7 @@ _MESSAGES = {
         "the first compiled call",
     ),
     "loop-arg": (
-        "the step passes {what} to region {region!r}, a Python number that changes between calls: Dynamo "
+        "the step passes {what} to region {region!r}, a Python number or flag that changes between calls: Dynamo "
         "specializes on it and recompiles (once before it turns dynamic; every call where dynamic shapes are off)",
         "pass it as a 0-d tensor (torch.tensor(value)), or keep it constant",
     ),
@@ -104,6 +106,12 @@ _MESSAGES = {
         "the step registers a forward hook on {what} inside region {region!r} after it was compiled: Dynamo "
         "recompiles for it (and again for every hook added later)",
         "register hooks before the contract is applied (before the first compiled call)",
+    ),
+    "dynamic-shape": (
+        "{what} on the hot path of region {region!r}: its output shape depends on tensor values, so the graph "
+        "breaks there every call",
+        "keep shapes static (torch.where(mask, x, 0), masked_fill, padding), or turn on "
+        "capture_dynamic_output_shape_ops and budget the dynamic shape",
     ),
 }
 
@@ -156,8 +164,8 @@ def check(ctx: Any) -> list[Finding]:
     return [finding(h, result.steps if result and h.region in stable else 0) for h in hazards]
 
 
-_BREAKS = ("graph-break", "item-branch")
-"""Hazards that are one graph-break site each (CC304, CC305)."""
+_BREAKS = ("graph-break", "item-branch", "dynamic-shape")
+"""Hazards that are one graph-break site each (CC304, CC305, CC312)."""
 
 
 def accepted_breaks(hazards: list[Any], binding: Any) -> list[Any]:

@@ -10,6 +10,7 @@ time it changes (CC310); a hook it registers on a compiled module is CC311.
 from __future__ import annotations
 
 import ast
+import functools
 import types
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -18,9 +19,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.conditions import is_scalar
 from contract.checks.hotpath.flow import Change, change
-from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState
+from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.resolve import CallArgs, cell_value, resolve, source_of, value_at
 from contract.checks.hotpath.walk import Walker, visit_callable, visit_hook
 
@@ -208,8 +210,9 @@ class LoopWalker(Walker):
                     self.scalars.discard(target.id)
 
     def _scalar(self, node: ast.expr) -> bool:
-        """A Python number for certain: constants, the step's index, locals computed from them, arithmetic on them
-        and `float()`/`int()`/`round()`/`min()`/`max()`/`abs()`/`math.*` of them (never a tensor)."""
+        """A Python number (or bool) for certain: constants, the step's index, locals computed from them, arithmetic
+        and comparisons on them and `float()`/`int()`/`round()`/`min()`/`max()`/`abs()`/`math.*` of them (never a
+        tensor)."""
         if isinstance(node, ast.Constant):
             return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
         if isinstance(node, ast.Name):
@@ -220,6 +223,9 @@ class LoopWalker(Walker):
             return self._scalar(node.left) and self._scalar(node.right)
         if isinstance(node, ast.UnaryOp):
             return self._scalar(node.operand)
+        if isinstance(node, (ast.Compare, ast.BoolOp)):  # a flag such as `i % 2 == 0`: a bool, one graph per value
+            parts = [node.left, *node.comparators] if isinstance(node, ast.Compare) else node.values
+            return all(self._scalar(p) for p in parts)
         if isinstance(node, ast.Call) and not node.keywords and node.args:
             fn = resolve(self.env, node.func)
             numeric = fn in (float, int, round, min, max, abs) or getattr(fn, "__module__", None) == "math"
@@ -263,11 +269,32 @@ class LoopWalker(Walker):
                 self.hook_added(module, node)
             return True
         if func.attr == "apply" and callee is nn.Module.apply and node.args:
-            fn = resolve(self.env, node.args[0])
-            for sub in module.modules():  # `model.apply(set_mode)` calls it on every submodule
-                self.enter(fn, None, CallArgs(positional=((sub, ""),)))
+            self.apply_each(module, node.args[0])
             return True
         return False
+
+    def apply_each(self, module: nn.Module, arg: ast.expr) -> None:
+        """`model.apply(fn)` calls fn on every submodule: a function, a `partial` of one, a def or lambda of the step
+        (whose free names, such as a rate computed from `i`, keep their change)."""
+        local = self.nested.get(arg.id) if isinstance(arg, ast.Name) else arg if isinstance(arg, ast.Lambda) else None
+        if local is not None:
+            for sub in module.modules():
+                self._walk_local(local, sub)
+            return
+        fn, bound = resolve(self.env, arg), CallArgs()
+        if isinstance(arg, ast.Call) and fn is MISSING and resolve(self.env, arg.func) is functools.partial:
+            fn, bound = resolve(self.env, arg.args[0]) if arg.args else MISSING, call_args(self.env, arg, skip=1)
+        for sub in module.modules():
+            self.enter(fn, None, CallArgs((*bound.positional, (sub, "")), bound.keywords, bound.rest))
+
+    def _walk_local(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, first: Any) -> None:
+        """A def or lambda of the walked function, called with `first` as its first parameter."""
+        env = self.env.nested(node)  # type: ignore[arg-type]
+        params = [*node.args.posonlyargs, *node.args.args]
+        if params:
+            env.args[params[0].arg] = first
+        src = Source(node=node, file=self.src.file, offset=self.src.offset)
+        type(self)(self.state, src, env, self.region, self.depth + 1, self.guard).run()
 
     def train_write(self, module: nn.Module, node: ast.Call, train: bool) -> None:
         """`train(mode)` / `eval()`: a write of `training` on the module and every submodule."""

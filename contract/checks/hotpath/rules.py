@@ -120,7 +120,8 @@ GRAPH_BREAK_CALL = Rule(
 ## What it does
 Warns about calls on the hot path that Dynamo cannot trace: `time.time()` / `perf_counter()`, `random.*`,
 `print`, `input`, `breakpoint`, `next()` on an iterator kept on an object, methods of a `logging.Logger`
-(`logger.info(...)`, unless listed in Dynamo's `ignore_logging_functions`), and helpers decorated with
+(`logger.info(...)`, unless listed in Dynamo's `ignore_logging_functions`) and `warnings.warn` (these two only where
+they run on every call, not under a test the scan cannot decide), and helpers decorated with
 `@torch.compiler.disable` (resolved by identity, whatever name they were imported under). A region whose
 `graph_break_budget` accepts as many sites as the scan finds (CC304 and CC305 together) has made the call: they are
 not reported; past the budget, all are.
@@ -149,7 +150,7 @@ ITEM_BRANCH = Rule(
     doc="""\
 ## What it does
 Warns when the hot path reads a tensor's value into Python: `.item()` or `.tolist()` of a computed value or a tensor,
-and `int()`/`float()`/`bool()` of a certain tensor, anywhere (`counts = torch.bincount(idx).tolist()`,
+and `int()`/`float()`/`bool()` of a certain tensor, anywhere (`counts = one_hot(idx, n).sum(0).tolist()`,
 `capacity = int(counts.max())`, unless Dynamo's `capture_scalar_outputs` is on), and a condition
 (`if`, `while`, conditional expression, `range()` bound) that reads one: a tensor used as the truth value or
 compared with `<`, `==`... (`if y.sum() > 0:`, `if mask.any():`, `if self.scale_buffer > 0.5:`). A value counts
@@ -343,6 +344,36 @@ Register hooks before the contract is applied (before the first compiled call), 
 """,
 )
 
+DYNAMIC_SHAPE = Rule(
+    code="CC312",
+    name="data-dependent-output-shape",
+    severity="warning",
+    doc="""\
+## What it does
+Warns about ops on the hot path whose output shape depends on tensor values: `nonzero`, `argwhere`,
+`masked_select`, `unique`, `unique_consecutive`, `bincount`, one-argument `torch.where(mask)`, and indexing with a
+boolean mask that is certainly a tensor (`y[y > 0]`, `x[mask.bool()]`, `x[~torch.isnan(x)]`). Writing through a
+mask (`x[mask] = 0`, `masked_fill`) and three-argument `torch.where` keep the shape and are not reported; nothing is
+reported when Dynamo's `capture_dynamic_output_shape_ops` is on.
+
+## Why it matters
+Measured on torch 2.13: Dynamo stops at each of them ("Dynamic shape operator") and breaks the graph, every call.
+The region runs as several graphs with Python in between; with `fullgraph = true` the compile fails.
+
+## Example
+```python
+def forward(self, x):
+    kept = x[x.abs() > self.threshold]   # CC312 when x.abs() is a tensor the scan can tell
+    ids = torch.nonzero(x.sum(-1) > 0)   # CC312
+```
+
+## Fix
+Keep shapes static: `torch.where(mask, x, 0)`, `masked_fill`, a padded top-k, or `torch.bincount` replaced by
+`torch.histc`/one-hot sums; or set `torch._dynamo.config.capture_dynamic_output_shape_ops = True` and budget the
+dynamic shape.
+""",
+)
+
 RULES: tuple[Rule, ...] = (
     COUNTER,
     ASSIGNED,
@@ -355,4 +386,5 @@ RULES: tuple[Rule, ...] = (
     PER_INSTANCE,
     LOOP_MUTATED,
     LATE_HOOK,
+    DYNAMIC_SHAPE,
 )

@@ -384,6 +384,8 @@ class Walker(Locals, ast.NodeVisitor):
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         container = resolve(self.env, node.value)
+        if calls.mask_index(self.env, node, container):
+            self.hazard("dynamic-shape", node, f"{ast.unparse(node)[:60]} (boolean-mask indexing)")
         if container is os.environ:
             self.hazard("env", node, f"os.environ[{ast.unparse(node.slice)}]")
         elif isinstance(container, (dict, list)):

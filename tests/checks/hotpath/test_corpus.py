@@ -19,6 +19,7 @@ import torch
 
 from contract.binding.resolve import glob_match
 from contract.pipeline import check
+from tests.checks.hotpath.test_holdout_behaviour import metrics_records, skipped_frames
 
 CORPUS = Path(__file__).parent / "corpus"
 STEPS = 8
@@ -64,7 +65,7 @@ def observe(case: ModuleType) -> dict[str, int]:
     compiles: list[str] = []
     handler = callback_handler()
     start = lambda args: compiles.append(str(args.compile_id))  # noqa: E731 - a callback, registered below
-    before = graph_break_counts()
+    before, records = graph_break_counts(), metrics_records()
     handler.register_start_callback(start)
     try:
         for i in range(STEPS):
@@ -73,8 +74,8 @@ def observe(case: ModuleType) -> dict[str, int]:
         while start in handler.start_callbacks:
             handler.start_callbacks.remove(start)
         torch._dynamo.reset()
-    after = graph_break_counts()
-    return {"compiles_over_8_steps": len(compiles), "graph_breaks": sum(v - before.get(k, 0) for k, v in after.items())}
+    breaks = sum(v - before.get(k, 0) for k, v in graph_break_counts().items()) + skipped_frames(records)
+    return {"compiles_over_8_steps": len(compiles), "graph_breaks": breaks}
 
 
 def callback_handler():

@@ -105,6 +105,7 @@ def _measure(case: ModuleType, steps: int) -> dict[str, int]:
     handler = torch._dynamo.callback.callback_handler
     reasons = torch._dynamo.utils.graph_break_reasons
     before = len(reasons)
+    records = metrics_records()
     handler.register_start_callback(on_start)
     try:
         for i in range(steps):
@@ -112,7 +113,28 @@ def _measure(case: ModuleType, steps: int) -> dict[str, int]:
     finally:
         handler.start_callbacks.remove(on_start)
     breaks = sum(1 for reason in reasons[before:] if getattr(reason, "graph_break", True))
+    breaks += skipped_frames(records)
     return {"compiles_over_8_steps": len(compile_ids), "graph_breaks": breaks}
+
+
+def metrics_records() -> list[object]:
+    """Dynamo's compilation-metrics records so far (a bounded deque; copied to mark where a run starts)."""
+    return list(torch._dynamo.utils.get_compilation_metrics())
+
+
+def skipped_frames(before: list[object]) -> int:
+    """Frames Dynamo gave up on since `before` was taken: they run eager with no graph-break record (torch 2.13: any
+    break inside a Python loop skips the whole frame), so each counts as one graph break. Recompile-limit refusals
+    are not breaks."""
+    seen = {id(r) for r in before}
+    fresh = [r for r in torch._dynamo.utils.get_compilation_metrics() if id(r) not in seen]
+    return sum(
+        1
+        for r in fresh
+        if getattr(r, "fail_type", None)
+        and not getattr(r, "has_guarded_code", False)
+        and not str(getattr(r, "fail_reason", "") or "").startswith("Dynamo recompile limit exceeded")
+    )
 
 
 def expected(case: ModuleType) -> dict[str, int]:

@@ -1,0 +1,33 @@
+"""Clean: the loop passes the same Python flag every step; a list indexed by a comparison picks a constant."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+LABEL = None
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+
+class M(Proj):
+    def __init__(self):
+        super().__init__()
+        self.scales = [1.0, 2.0]
+
+    def forward(self, x, training_pass=False):
+        y = self.proj(x) * self.scales[x.dim() > 2]
+        return y * 2 if training_pass else y
+
+
+def build():
+    return M()
+
+
+def step(model, i):
+    flag = True
+    with torch.no_grad():
+        return model(torch.randn(2, 8), training_pass=flag)

@@ -1,0 +1,28 @@
+"""Hazard: the loop passes a Python flag that flips every other step (one graph per value)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.corpus._base import Proj, step  # noqa: F401
+
+LABEL = "outside"
+"""Ground truth: the hazard kind, or None for a clean look-alike."""
+OBSERVED = {"compiles_over_8_steps": 2, "graph_breaks": 0}
+"""Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
+
+
+class M(Proj):
+    def forward(self, x, training_pass=False):
+        y = self.proj(x)
+        return y * 2 if training_pass else y
+
+
+def build():
+    return M()
+
+
+def step(model, i):
+    with torch.no_grad():
+        return model(torch.randn(2, 8), training_pass=i % 2 == 0)

@@ -128,6 +128,9 @@ class ScanState:
     """`scalar_reads` keys read under an undecided branch (`if cache is not None: cache.update(x, self.layer_idx)`)."""
     branches: int = 0
     """How many undecided branches (`if` on an argument, `except:`) enclose the code walked now, callers included."""
+    loops: int = 0
+    """How many Python `for`/`while` loops enclose the code walked now, callers included (a graph break there makes
+    Dynamo skip the whole frame)."""
     step_index: tuple[Any, str] | None = None
     """(code, parameter name) of the step's call index `i`: a Python int that changes on every call."""
 

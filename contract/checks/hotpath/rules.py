@@ -129,6 +129,8 @@ not reported; past the budget, all are.
 ## Why it matters
 Each is a graph break: the region is split in two graphs with a Python round-trip between them, every step. With
 `fullgraph = true` the compile fails; otherwise the region silently loses fusion and exceeds `graph_break_budget`.
+Inside a Python loop (`for layer in self.layers:`, callers included) it is worse, and the finding says so: Dynamo
+does not resume after a break in a loop, it skips the whole frame, and the region runs eager (CC305, CC312 alike).
 
 ## Example
 ```python

@@ -150,7 +150,7 @@ def on_call(w: Walk, node: ast.Call) -> None:
         mutate(w, func.value, node)
     if scalar_pull(w.env, node) or scalar_cast(w.env, node, callee):
         w.hazard("item-branch", node, f"{ast.unparse(node)[:60]} (a tensor's value read into Python)")
-    if dynamic_shape_op(w.env, node, callee):
+    if dynamic_shape_op(w.env, node, callee) and not w.state.branches:
         w.hazard("dynamic-shape", node, f"{ast.unparse(node)[:60]}")
     if (
         isinstance(func, ast.Attribute)

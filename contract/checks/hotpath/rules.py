@@ -355,8 +355,9 @@ DYNAMIC_SHAPE = Rule(
 Warns about ops on the hot path whose output shape depends on tensor values: `nonzero`, `argwhere`,
 `masked_select`, `unique`, `unique_consecutive`, `bincount`, one-argument `torch.where(mask)`, and indexing with a
 boolean mask that is certainly a tensor (`y[y > 0]`, `x[mask.bool()]`, `x[~torch.isnan(x)]`). Writing through a
-mask (`x[mask] = 0`, `masked_fill`) and three-argument `torch.where` keep the shape and are not reported; nothing is
-reported when Dynamo's `capture_dynamic_output_shape_ops` is on.
+mask (`x[mask] = 0`, `masked_fill`) and three-argument `torch.where` keep the shape and are not reported; neither is
+an op under a test the scan cannot decide (an auxiliary loss behind `if output_router_logits:` may never run), nor
+anything when Dynamo's `capture_dynamic_output_shape_ops` is on.
 
 ## Why it matters
 Measured on torch 2.13: Dynamo stops at each of them ("Dynamic shape operator") and breaks the graph, every call.

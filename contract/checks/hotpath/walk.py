@@ -405,7 +405,7 @@ class Walker(Locals, ast.NodeVisitor):
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         container = resolve(self.env, node.value)
-        if calls.mask_index(self.env, node, container):
+        if calls.mask_index(self.env, node, container) and not self.state.branches:
             self.hazard("dynamic-shape", node, f"{ast.unparse(node)[:60]} (boolean-mask indexing)")
         if container is os.environ:
             self.hazard("env", node, f"os.environ[{ast.unparse(node.slice)}]")

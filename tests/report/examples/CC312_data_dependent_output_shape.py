@@ -1,6 +1,7 @@
 """CC312: ops whose output shape depends on tensor values break the graph: `nonzero`, `unique`, `bincount`,
-one-argument `torch.where`, and reading through a boolean tensor mask. Writing through a mask, `masked_fill`,
-three-argument `torch.where` and indexing a Python list by a comparison keep shapes static and are not reported."""
+one-argument `torch.where`, and reading through a boolean tensor mask. Writing through a mask, `masked_fill` and
+three-argument `torch.where` keep shapes static, and an op under a test the scan cannot decide (an auxiliary loss
+behind `if output_router_logits:`) may never run: neither is reported."""
 import torch
 from torch import nn
 
@@ -9,9 +10,8 @@ class Filter(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.proj = nn.Linear(8, 8)
-        self.scales = [1.0, 2.0]
 
-    def forward(self, x, ids):
+    def forward(self, x, ids, output_router_logits=False):
         y = self.proj(x)
         kept = y[y > 0]  # expect: CC312
         finite = y[~torch.isnan(y)]  # expect: CC312
@@ -21,8 +21,9 @@ class Filter(nn.Module):
         counts = torch.bincount(ids.flatten(), minlength=8)  # expect: CC312
         y[y < -1] = 0.0
         z = torch.where(y > 0, y, 0.0).masked_fill(y > 2, 2.0)
-        scale = self.scales[x.dim() > 2]
-        return kept.sum() + finite.sum() + hit.numel() + rows.numel() + cols.numel() + uniq.sum() + counts.sum() + z.sum() * scale
+        if output_router_logits:
+            z = z + torch.bincount(ids.flatten()).sum()
+        return kept.sum() + finite.sum() + hit.numel() + rows.numel() + cols.numel() + uniq.sum() + counts.sum() + z.sum()
 
 
 def build() -> nn.Module:

@@ -1,4 +1,4 @@
-"""Clean: the loop passes the same Python flag every step; a list indexed by a comparison picks a constant."""
+"""Clean: the loop passes the same Python flag every step (a local it sets to a constant)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,8 @@ OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
 
 
 class M(Proj):
-    def __init__(self):
-        super().__init__()
-        self.scales = [1.0, 2.0]
-
     def forward(self, x, training_pass=False):
-        y = self.proj(x) * self.scales[x.dim() > 2]
+        y = self.proj(x)
         return y * 2 if training_pass else y
 
 

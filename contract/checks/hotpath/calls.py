@@ -150,6 +150,8 @@ def on_call(w: Walk, node: ast.Call) -> None:
         mutate(w, func.value, node)
     if scalar_pull(w.env, node) or scalar_cast(w.env, node, callee):
         w.hazard("item-branch", node, f"{ast.unparse(node)[:60]} (a tensor's value read into Python)")
+    if autograd_call(w.env, node):
+        w.hazard("graph-break", node, f"{ast.unparse(node)[:60]}")
     if dynamic_shape_op(w.env, node, callee) and not w.state.branches:
         w.hazard("dynamic-shape", node, f"{ast.unparse(node)[:60]}")
     if (
@@ -350,6 +352,22 @@ def scalar_cast(env: Env, node: ast.Call, callee: Any) -> bool:
     return tensor_valued(env, node.args[0]) and not _torch.captures_scalar_outputs()
 
 
+AUTOGRAD_METHODS = frozenset({"backward", "requires_grad_"})
+"""Methods Dynamo does not trace (measured on 2.13: "Unsupported Tensor.backward() call"; `requires_grad_` on a tensor
+or a module breaks too)."""
+
+
+def autograd_call(env: Env, node: ast.Call) -> bool:
+    """`loss.backward()`, `x.requires_grad_()` or `frozen.requires_grad_(False)` in compiled code (a training step
+    compiled whole, a gradient penalty): a graph break. Counted on a tensor, a module or a local the scan cannot see."""
+    func = node.func
+    if not isinstance(func, ast.Attribute) or func.attr not in AUTOGRAD_METHODS:
+        return False
+    receiver = resolve(env, func.value)
+    owners = (torch.Tensor, nn.Module) if func.attr == "requires_grad_" else torch.Tensor
+    return receiver is MISSING or isinstance(receiver, owners)
+
+
 DYNAMIC_SHAPE_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount"})
 """Torch functions and tensor methods whose output shape depends on tensor values (Dynamo: "Dynamic shape operator")."""
 MASK_FUNCTIONS = frozenset({"isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_not", "logical_and"})
@@ -383,6 +401,13 @@ def mask_index(env: Env, node: ast.Subscript, container: Any) -> bool:
     return _bool_mask(env, node.slice, node.value)
 
 
+def _derived(side: ast.expr, value: ast.expr) -> bool:
+    """A comparison side computed from the indexed value itself (`y`, `y.abs()`, `y.sum(-1)` for `y[...]`): the same
+    kind of object, so when indexing it by a comparison is valid at all, the comparison is a tensor mask."""
+    same = ast.dump(value)
+    return any(ast.dump(sub) == same for sub in walk_expr(side))
+
+
 def _bool_mask(env: Env, index: ast.expr, value: ast.expr) -> bool:
     """An index expression that is a boolean tensor for certain."""
     if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
@@ -392,8 +417,7 @@ def _bool_mask(env: Env, index: ast.expr, value: ast.expr) -> bool:
     if isinstance(index, ast.Compare) and len(index.ops) == 1:
         if isinstance(index.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
             return False
-        same = ast.dump(value)
-        return any(tensor_valued(env, side) or ast.dump(side) == same for side in (index.left, *index.comparators))
+        return any(tensor_valued(env, side) or _derived(side, value) for side in (index.left, *index.comparators))
     if isinstance(index, ast.Call) and isinstance(index.func, ast.Attribute):
         if index.func.attr == "bool" and not index.args and not index.keywords:
             return True

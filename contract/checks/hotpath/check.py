@@ -35,6 +35,7 @@ _BY_KIND = {
     "loop": LOOP_MUTATED,
     "loop-may": LOOP_MUTATED,
     "loop-arg": LOOP_MUTATED,
+    "loop-mode": LOOP_MUTATED,
     "late-hook": LATE_HOOK,
     "dynamic-shape": DYNAMIC_SHAPE,
 }
@@ -101,6 +102,12 @@ _MESSAGES = {
         "the step passes {what} to region {region!r}, a Python number or flag that changes between calls: Dynamo "
         "specializes on it and recompiles (once before it turns dynamic; every call where dynamic shapes are off)",
         "pass it as a 0-d tensor (torch.tensor(value)), or keep it constant",
+    ),
+    "loop-mode": (
+        "the step calls region {region!r} {what}: Dynamo guards on grad mode and autocast, so it compiles one graph "
+        "per mode (a recompile the first time each mode is seen)",
+        "call the region under one mode (or compile the evaluation path as its own region), or allow the recompile "
+        "in the region's recompile_budget",
     ),
     "late-hook": (
         "the step registers a forward hook on {what} inside region {region!r} after it was compiled: Dynamo "

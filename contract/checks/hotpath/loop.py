@@ -23,6 +23,7 @@ from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.conditions import is_scalar
 from contract.checks.hotpath.flow import Change, change
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
+from contract.checks.hotpath.modes import mode_of, record_call
 from contract.checks.hotpath.resolve import CallArgs, cell_value, resolve, source_of, value_at
 from contract.checks.hotpath.walk import Walker, visit_callable, visit_hook
 
@@ -128,7 +129,12 @@ class LoopWalker(Walker):
         for item in node.items:
             self.visit(item)
         held, self.state.loop_defer = self.state.loop_defer.events, outer
-        self._block(node.body)
+        entered = [m for m in (mode_of(self.env, item.context_expr) for item in node.items) if m is not None]
+        self.state.modes += entered
+        try:
+            self._block(node.body)
+        finally:
+            del self.state.modes[len(self.state.modes) - len(entered) :]
         for event in held:
             self._event(event)
 
@@ -236,6 +242,8 @@ class LoopWalker(Walker):
         """A compiled call the step passes a Python number that changes between calls: Dynamo specializes on it and
         recompiles (once, then it is dynamic; on every call for a region that is not dynamic)."""
         region = self.state.hot_modules.get(id(module))
+        if region is not None:
+            record_call(self.state, region, self.where(node))
         if region is None or any(c is FIRST_CALL for c in self.conds):
             return
         for arg in [*node.args, *(k.value for k in node.keywords)]:

@@ -121,7 +121,8 @@ GRAPH_BREAK_CALL = Rule(
 Warns about calls on the hot path that Dynamo cannot trace: `time.time()` / `perf_counter()`, `random.*`,
 `print`, `input`, `breakpoint`, `next()` on an iterator kept on an object, methods of a `logging.Logger`
 (`logger.info(...)`, unless listed in Dynamo's `ignore_logging_functions`) and `warnings.warn` (these two only where
-they run on every call, not under a test the scan cannot decide), and helpers decorated with
+they run on every call, not under a test the scan cannot decide), `loss.backward()` and `requires_grad_()` on a
+tensor or a module (a training step or gradient penalty compiled whole), and helpers decorated with
 `@torch.compiler.disable` (resolved by identity, whatever name they were imported under). A region whose
 `graph_break_budget` accepts as many sites as the scan finds (CC304 and CC305 together) has made the call: they are
 not reported; past the budget, all are.
@@ -288,9 +289,12 @@ compiled region reads: a module attribute (`model.step_count = i`, `setattr(mode
 Dropout/BatchNorm inside it, reads `training`), the Python scalars torch's own modules read (`drop.p = rate`), module
 globals, class attributes, closure cells and container items; a closure the step rebuilds from a changing value
 (`model.act = make_act(slope * 0.9 ** i)`); and Python numbers the step passes to a compiled call that change
-between calls (`model(x, 0.1 * i)`), a warning (Dynamo turns such an argument dynamic after one recompile, unless
-dynamic shapes are off). A container the step empties every call (`model.acts.clear()`) is the same at every
-call and is not reported.
+between calls (`model(x, 0.1 * i)`, a flag `training_pass=i % 2 == 0`), a warning (Dynamo turns a number dynamic
+after one recompile, unless dynamic shapes are off; a flag is one graph per value). Attributes set on every
+submodule through `model.apply(...)` (a function, a `partial`, a def or lambda of the step) count as written by the
+step. A region the step calls under two grad modes or autocast settings (training with grad, an evaluation every N
+steps under `torch.no_grad()`) is a warning too: Dynamo guards on both, one graph per mode. A container the step
+empties every call (`model.acts.clear()`) is the same at every call and is not reported.
 It is an error when the state is a Python `int`/`str`/`bool`/enum and the step certainly changes it on every call
 (a counter, a value computed as `i`, `i + k`, `i % 2 == 0`, `not flag`), more often than the region's
 `recompile_budget` allows; a warning when it may settle (a schedule such as `i // 100`, a float, a flag set under

@@ -29,6 +29,7 @@ from contract import _torch
 from contract.checks.hotpath.classify import classify_writes, per_instance, written_keys
 from contract.checks.hotpath.loop import LoopWalker, classify_loop, empty_container, walk_step
 from contract.checks.hotpath.model import MISSING, Hazard, ScanState
+from contract.checks.hotpath.modes import mode_hazards
 from contract.checks.hotpath.resolve import ENTRY, TRUSTED, parse_source
 from contract.checks.hotpath.walk import visit_callable, visit_hooks
 
@@ -54,6 +55,7 @@ def scan(binding: Any, step: Any = None) -> list[Hazard]:
             implicit_reads(state, target.module, target.path, rb.region.name)
     if step is not None:
         walk_step(state, step, binding.model)
+        state.hazards += mode_hazards(state)
     else:
         state.loop_resets |= {w.key for w in state.writes if w.form == "mutate" and owner_resets(w.owner, w.key[1])}
     step_keys = frozenset(

@@ -14,6 +14,7 @@ class Filter(nn.Module):
     def forward(self, x, ids, output_router_logits=False):
         y = self.proj(x)
         kept = y[y > 0]  # expect: CC312
+        rows_kept = y[y.abs().sum(-1) > 1]  # expect: CC312
         finite = y[~torch.isnan(y)]  # expect: CC312
         hit = torch.nonzero(y.sum(-1) > 0)  # expect: CC312
         rows, cols = torch.where(y > 1)  # expect: CC312
@@ -23,7 +24,7 @@ class Filter(nn.Module):
         z = torch.where(y > 0, y, 0.0).masked_fill(y > 2, 2.0)
         if output_router_logits:
             z = z + torch.bincount(ids.flatten()).sum()
-        return kept.sum() + finite.sum() + hit.numel() + rows.numel() + cols.numel() + uniq.sum() + counts.sum() + z.sum()
+        return kept.sum() + rows_kept.sum() + finite.sum() + hit.numel() + rows.numel() + cols.numel() + uniq.sum() + counts.sum() + z.sum()
 
 
 def build() -> nn.Module:

@@ -36,6 +36,7 @@ _BY_KIND = {
     "loop-may": LOOP_MUTATED,
     "loop-arg": LOOP_MUTATED,
     "loop-mode": LOOP_MUTATED,
+    "loop-shape": LOOP_MUTATED,
     "late-hook": LATE_HOOK,
     "dynamic-shape": DYNAMIC_SHAPE,
 }
@@ -108,6 +109,12 @@ _MESSAGES = {
         "per mode (a recompile the first time each mode is seen)",
         "call the region under one mode (or compile the evaluation path as its own region), or allow the recompile "
         "in the region's recompile_budget",
+    ),
+    "loop-shape": (
+        "the step passes {what} to region {region!r}, a tensor whose size changes between calls: Dynamo recompiles "
+        "for the first new shape, then compiles a dynamic graph (with dynamic = false, one graph per shape)",
+        "mark the dimension dynamic before the first call (the region's dynamic_dims, or dynamic = true), or pad "
+        "inputs to a few fixed sizes",
     ),
     "late-hook": (
         "the step registers a forward hook on {what} inside region {region!r} after it was compiled: Dynamo "

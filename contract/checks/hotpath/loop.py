@@ -25,6 +25,7 @@ from contract.checks.hotpath.flow import Change, change
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.modes import mode_of, record_call
 from contract.checks.hotpath.resolve import CallArgs, cell_value, resolve, source_of, value_at
+from contract.checks.hotpath.shapes import changing_shape
 from contract.checks.hotpath.walk import Walker, visit_callable, visit_hook
 
 HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
@@ -59,6 +60,8 @@ class LoopWalker(Walker):
         super().__init__(*args, **kwargs)
         self.scalars: set[str] = set()
         """The locals of the function walked now that hold a Python number."""
+        self.shaped: set[str] = set()
+        """The locals of the function walked now that hold a tensor whose size changes between calls."""
         self.conds: list[Change] = []
         """The changing conditions (`if i == 2:`) around the statement walked now; `first_call` ones (`if i == 0:`)
         run before anything compiled."""
@@ -214,6 +217,10 @@ class LoopWalker(Walker):
                     self.scalars.add(target.id)
                 else:
                     self.scalars.discard(target.id)
+                if changing_shape(self.env, node.value, self._scalar, self.shaped):
+                    self.shaped.add(target.id)
+                else:
+                    self.shaped.discard(target.id)
 
     def _scalar(self, node: ast.expr) -> bool:
         """A Python number (or bool) for certain: constants, the step's index, locals computed from them, arithmetic
@@ -247,6 +254,16 @@ class LoopWalker(Walker):
         if region is None or any(c is FIRST_CALL for c in self.conds):
             return
         for arg in [*node.args, *(k.value for k in node.keywords)]:
+            if changing_shape(self.env, arg, self._scalar, self.shaped):
+                self.state.hazards.append(
+                    Hazard(
+                        kind="loop-shape",
+                        where=self.where(arg),
+                        region=region,
+                        what=f"`{ast.unparse(arg)[:60]}`",
+                        certain=False,
+                    )
+                )
             moved = change(self.env, arg)
             if moved is not None and self._scalar(arg):
                 self.state.hazards.append(

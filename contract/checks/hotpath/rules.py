@@ -293,7 +293,10 @@ between calls (`model(x, 0.1 * i)`, a flag `training_pass=i % 2 == 0`), a warnin
 after one recompile, unless dynamic shapes are off; a flag is one graph per value). Attributes set on every
 submodule through `model.apply(...)` (a function, a `partial`, a def or lambda of the step) count as written by the
 step. A region the step calls under two grad modes or autocast settings (training with grad, an evaluation every N
-steps under `torch.no_grad()`) is a warning too: Dynamo guards on both, one graph per mode. A container the step
+steps under `torch.no_grad()`) is a warning too: Dynamo guards on both, one graph per mode. So is a tensor whose
+size the step changes between calls (`tokens[:, : 4 + i]`, `torch.randint(0, V, (2, 8 + i))`): a recompile for the
+first new size, then a dynamic graph; not reported where the region sets `dynamic = true` or `dynamic_dims`. A
+container the step
 empties every call (`model.acts.clear()`) is the same at every call and is not reported.
 It is an error when the state is a Python `int`/`str`/`bool`/enum and the step certainly changes it on every call
 (a counter, a value computed as `i`, `i + k`, `i % 2 == 0`, `not flag`), more often than the region's

@@ -56,6 +56,8 @@ def scan(binding: Any, step: Any = None) -> list[Hazard]:
     if step is not None:
         walk_step(state, step, binding.model)
         state.hazards += mode_hazards(state)
+        dynamic = {rb.region.name for rb in regions if rb.region.dynamic is True or rb.region.dynamic_dims}
+        state.hazards = [h for h in state.hazards if not (h.kind == "loop-shape" and h.region in dynamic)]
     else:
         state.loop_resets |= {w.key for w in state.writes if w.form == "mutate" and owner_resets(w.owner, w.key[1])}
     step_keys = frozenset(

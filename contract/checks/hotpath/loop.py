@@ -402,10 +402,11 @@ def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:
 
 
 def rebuilt_closure(value: Any, writes: list[LoopWrite]) -> bool:
-    """A function with closure cells that the step replaces with one built from a value that changes between calls:
-    Dynamo guards on the cells' contents, so each new value is a recompile."""
-    cells = getattr(value, "__closure__", None)
-    return bool(cells) and any(w.moved for w in writes)
+    """A function with closure cells, or a `functools.partial`, that the step replaces with one built from a value
+    that changes between calls: Dynamo guards on the cells' contents (the partial's arguments), so each new value is
+    a recompile."""
+    built = bool(getattr(value, "__closure__", None)) or isinstance(value, functools.partial)
+    return built and any(w.moved for w in writes)
 
 
 def seen_by_calls(

@@ -287,8 +287,8 @@ parent module's forward that is not compiled) and finds the Python state it writ
 compiled region reads: a module attribute (`model.step_count = i`, `setattr(model, "stage", ...)`,
 `for layer in model.layers: layer.temperature = t`), `model.train()`/`model.eval()` toggles (a compiled module, or a
 Dropout/BatchNorm inside it, reads `training`), the Python scalars torch's own modules read (`drop.p = rate`), module
-globals, class attributes, closure cells and container items; a closure the step rebuilds from a changing value
-(`model.act = make_act(slope * 0.9 ** i)`); and Python numbers the step passes to a compiled call that change
+globals, class attributes, closure cells and container items; a closure or `functools.partial` the step rebuilds from a
+changing value (`model.act = make_act(slope * 0.9 ** i)`); and Python numbers the step passes to a compiled call that change
 between calls (`model(x, 0.1 * i)`, a flag `training_pass=i % 2 == 0`), a warning (Dynamo turns a number dynamic
 after one recompile, unless dynamic shapes are off; a flag is one graph per value). Attributes set on every
 submodule through `model.apply(...)` (a function, a `partial`, a def or lambda of the step) count as written by the

@@ -18,13 +18,14 @@ class Block(nn.Module):
         self.proj = nn.Linear(8, 8)
         self.drop = nn.Dropout(0.0)
         self.gate = make_gate(0.0)
+        self.act = partial(nn.functional.leaky_relu, negative_slope=0.01)
         self.taps = []
         self.drop_path = 0.0
         self.temperature = 1.0
         self.warm = False
 
     def forward(self, x, scale, shift, sample=False):
-        y = self.gate(self.drop(self.proj(x)))
+        y = self.act(self.gate(self.drop(self.proj(x))))
         self.taps.append(y.detach())  # emptied by the loop before every call: not reported
         if sample:
             y = y / self.temperature
@@ -44,6 +45,7 @@ def step(model, i):
     model.taps.clear()
     model.drop.p = min(0.5, 0.05 * i)  # expect: CC310 warning (torch's Dropout.forward reads `p`)
     model.gate = make_gate(0.1 * i)  # expect: CC310 warning (a new closure cell value every call)
+    model.act = partial(nn.functional.leaky_relu, negative_slope=0.01 * (i + 1))  # expect: CC310 warning
     rate = 0.01 * i
     model.apply(lambda m: setattr(m, "drop_path", rate) if isinstance(m, Block) else None)  # expect: CC310 warning
 

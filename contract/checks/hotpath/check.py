@@ -165,17 +165,25 @@ def finding(hazard: Any, refuted_after: int = 0) -> Finding:
 def check(ctx: Any) -> list[Finding]:
     """Scan every enabled region's hot path and, given the step, what it changes between calls (needs a binding;
     the scan calls neither the model nor the step). A certain recompile hazard in a region the probe ran stable is
-    lowered to a warning: the probe's evidence outranks the scan's reading (precision before recall)."""
+    lowered to a warning, and a size the step changes is left to the probe's own findings: the probe's evidence
+    outranks the scan's reading (precision before recall)."""
     if ctx.binding is None:
         return []
     from contract.checks.hotpath.scan import scan
 
     hazards = accepted_breaks(scan(ctx.binding, ctx.step), ctx.binding)
+    if any(h.kind == "loop-shape" for h in hazards) and ran(observed(ctx)):
+        hazards = [h for h in hazards if h.kind != "loop-shape"]  # the probe measured them: CC406 or CC401 say it
     if not any(h.certain and _BY_KIND[h.kind].severity == "error" for h in hazards):
         return [finding(h) for h in hazards]
     result = observed(ctx)
     stable = stable_regions(result)
     return [finding(h, result.steps if result and h.region in stable else 0) for h in hazards]
+
+
+def ran(result: Any) -> bool:
+    """The probe ran the step at least twice without failing: a size the step changes showed in its recompiles."""
+    return result is not None and not result.error and result.steps >= 2
 
 
 _BREAKS = ("graph-break", "item-branch", "dynamic-shape")

@@ -295,9 +295,9 @@ submodule through `model.apply(...)` (a function, a `partial`, a def or lambda o
 step. A region the step calls under two grad modes or autocast settings (training with grad, an evaluation every N
 steps under `torch.no_grad()`) is a warning too: Dynamo guards on both, one graph per mode. So is a tensor whose
 size the step changes between calls (`tokens[:, : 4 + i]`, `torch.randint(0, V, (2, 8 + i))`): a recompile for the
-first new size, then a dynamic graph; not reported where the region sets `dynamic = true` or `dynamic_dims`. A
-container the step
-empties every call (`model.acts.clear()`) is the same at every call and is not reported.
+first new size, then a dynamic graph; not reported where the region sets `dynamic = true` or `dynamic_dims`, nor
+when the probe runs (it measures the size change: CC406 or CC401). A container the step empties every call
+(`model.acts.clear()`) is the same at every call and is not reported.
 It is an error when the state is a Python `int`/`str`/`bool`/enum and the step certainly changes it on every call
 (a counter, a value computed as `i`, `i + k`, `i % 2 == 0`, `not flag`), more often than the region's
 `recompile_budget` allows; a warning when it may settle (a schedule such as `i // 100`, a float, a flag set under

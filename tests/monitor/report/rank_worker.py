@@ -67,4 +67,9 @@ def leave_last_if_store_host(rank: int, rundir: Path) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    code = main(sys.argv[1])
+    # Skip interpreter finalization: under load, gloo's C++ threads can still be torn down there and abort the
+    # process ("terminate called without an active exception", pytorch/pytorch#179291) after the work is done.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,4 +1,4 @@
-"""Hazard: a LightningModule-style step compiled whole calls `self.log(...)`, whose result collection writes a debug line through the std logger inside the region, and Dynamo graph-breaks on the logger call every step. From Lightning-AI/pytorch-lightning#17177 (self.log under torch.compile)."""
+"""Hazard: a LightningModule-style step compiled whole calls `self.log(...)`, whose result collection writes a debug line through the std logger inside the region, so Dynamo graph-breaks on the logger call and the resumed frame recompiles as the results dict fills. From Lightning-AI/pytorch-lightning#17177 (self.log under torch.compile)."""
 
 from __future__ import annotations
 

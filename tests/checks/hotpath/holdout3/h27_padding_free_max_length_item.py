@@ -1,4 +1,4 @@
-"""Hazard: padding-free (packed) attention derives `cu_seq_lens` and `max_length` from `position_ids` inside the forward with `.max().item()`, a data-dependent scalar that graph-breaks the compiled layer every step. From huggingface/trl#2158 (graph breaks in the padding-free branch of DataCollatorForCompletionOnlyLM)."""
+"""Hazard: padding-free (packed) attention derives `cu_seq_lens` and `max_length` from `position_ids` inside the forward with `.max().item()`, a data-dependent scalar that graph-breaks the compiled layer, and the resumed frame then guards on each new `max_length`. From huggingface/trl#2158 (graph breaks in the padding-free branch of DataCollatorForCompletionOnlyLM)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hazard: a low-bit Adam's compiled per-parameter update takes the learning rate as a Python float that a cosine scheduler changes every step, and Dynamo specialises on the float and recompiles each step until the limit. From pytorch/ao#730 (4-bit Adam slow with a non-constant lr: "torch.compile() will treat a Python float as a constant and trigger recompile")."""
+"""Hazard: a low-bit Adam's compiled per-parameter update takes the learning rate as a Python float that a cosine scheduler changes every step, so the first new value recompiles the update (torch 2.13 then treats the float as dynamic; older torch recompiled every step). From pytorch/ao#730 (4-bit Adam slow with a non-constant lr: "torch.compile() will treat a Python float as a constant and trigger recompile")."""
 
 from __future__ import annotations
 

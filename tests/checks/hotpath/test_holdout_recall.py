@@ -3,8 +3,8 @@ reports: recall of the static scan (with and without the step) and of scan + pro
 look-alikes. Run with `-s` to print the figures. LATENT cases (a hazard invisible in 8 steps on this torch) count as
 hazards: the checker should still name them.
 
-The first corpus is spent (its misses motivated scanner changes, see its README); the second was written after
-those changes and never tuned on. The assertions guard what was measured when the scan last changed, so a later
+The first two corpora are spent (their misses motivated scanner changes, see their READMEs); the third, written by
+outsiders who never read the scanner, was measured once before any change it could motivate. The assertions guard what was measured when the scan last changed, so a later
 change cannot lose ground unnoticed; they are floors, not targets to tune against.
 """
 
@@ -97,3 +97,25 @@ def test_second_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
     assert figures["static_without_step_recall"] >= 0.53
     assert figures["static_with_step_recall"] >= 0.93
     assert figures["scan_and_probe_recall"] >= 0.99
+
+
+@pytest.mark.slow
+def test_third_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
+    figures = measure("holdout3", tmp_path)
+    with capsys.disabled():
+        print("\n" + "\n".join(f"hold-out 3 {k}: {v}" for k, v in figures.items()))
+    assert figures["scan_and_probe_clean_errors"] == figures["static_with_step_clean_errors"] == []
+    assert figures["static_without_step_clean_errors"] == []
+    assert figures["static_without_step_recall"] >= 0.39
+    assert figures["static_with_step_recall"] >= 0.60
+    assert figures["scan_and_probe_recall"] >= 0.99
+    for mode in ("static_without_step", "static_with_step", "scan_and_probe"):
+        assert set(figures[f"{mode}_clean_flagged"]) <= MEASURED_3_CLEAN_WARNINGS[mode], mode
+
+
+MEASURED_3_CLEAN_WARNINGS = {
+    "static_without_step": {"c03_root_hook_with_kwargs_once"},
+    "static_with_step": {"c04_submodule_hook_with_kwargs_per_batch"},
+    "scan_and_probe": {"c04_submodule_hook_with_kwargs_per_batch"},
+}
+"""Clean look-alikes of the third corpus that got a warning when it was first measured (see its README)."""

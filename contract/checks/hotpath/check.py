@@ -25,6 +25,7 @@ _BY_KIND = {
     "counter": COUNTER,
     "assigned": ASSIGNED,
     "container": ASSIGNED,
+    "grown": ASSIGNED,
     "float": FLOAT_STATE,
     "graph-break": GRAPH_BREAK_CALL,
     "item-branch": ITEM_BRANCH,
@@ -56,6 +57,12 @@ _MESSAGES = {
         "{what} is mutated on the hot path of region {region!r}: Dynamo guards on its length (a dict's "
         "keys) and recompiles whenever it changes between calls",
         "keep the bookkeeping outside the compiled method, or use a preallocated tensor buffer",
+    ),
+    "grown": (
+        "{what} grows by concatenation on the hot path of region {region!r}: its size changes on every call, a "
+        "recompile (then a dynamic size; one graph per size with dynamic = false)",
+        "preallocate a fixed-size buffer written at a position tensor (a static KV cache), or declare the "
+        "dimension dynamic",
     ),
     "float": (
         "{what} is updated on the hot path of region {region!r}: a float specializes under some configs "
@@ -172,13 +179,17 @@ def check(ctx: Any) -> list[Finding]:
     from contract.checks.hotpath.scan import scan
 
     hazards = accepted_breaks(scan(ctx.binding, ctx.step), ctx.binding)
-    if any(h.kind == "loop-shape" for h in hazards) and ran(observed(ctx)):
-        hazards = [h for h in hazards if h.kind != "loop-shape"]  # the probe measured them: CC406 or CC401 say it
+    if any(h.kind in SIZES for h in hazards) and ran(observed(ctx)):
+        hazards = [h for h in hazards if h.kind not in SIZES]  # the probe measured them: CC406 or CC401 say it
     if not any(h.certain and _BY_KIND[h.kind].severity == "error" for h in hazards):
         return [finding(h) for h in hazards]
     result = observed(ctx)
     stable = stable_regions(result)
     return [finding(h, result.steps if result and h.region in stable else 0) for h in hazards]
+
+
+SIZES = ("loop-shape", "grown")
+"""Hazards that are a size changing between calls: the probe's recompiles measure them."""
 
 
 def ran(result: Any) -> bool:

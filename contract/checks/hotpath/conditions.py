@@ -175,11 +175,14 @@ def constant(env: Env, node: ast.expr) -> Any:
 def state_value(env: Env, node: ast.expr) -> Cond:
     """A Python scalar read from a real object (`self.training`, a module global): its truth now."""
     parsed = chain(node)
-    if parsed is None or parsed[0] in env.local and parsed[0] != env.self_name:
+    bound = parsed is not None and parsed[0] in env.args and parsed[0] not in env.taint
+    if parsed is None or parsed[0] in env.local and parsed[0] != env.self_name and not bound:
         return UNKNOWN
     value = constant(env, node)
     if value is MISSING or isinstance(node, ast.Constant):
         return UNKNOWN
+    if isinstance(node, ast.Name) and bound:  # a constant of this call (`output_attentions=True` from the step)
+        return Cond(bool(value), False, (f"{node.id} (= {value!r} in this call)",), frozenset())
     if isinstance(node, ast.Attribute):
         parent = resolve(env, node.value)
         key = (id(parent), node.attr)
@@ -225,14 +228,19 @@ def tested_values(test: ast.expr) -> Iterator[ast.expr]:
         if not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in test.ops):
             yield test.left
             yield from test.comparators
+        elif len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)):
+            yield test.comparators[0]  # `0.0 in mask` asks the tensor for a bool
     else:
         yield test
 
 
 def tensor_valued(env: Env, node: ast.expr) -> bool:
-    """Certainly a tensor: a reduction method (`y.sum()`, `mask.any()`) or a tensor on a real object (`self.scale`)."""
+    """Certainly a tensor: a reduction method (`y.sum()`, `mask.any()`), a tensor on a real object (`self.scale`)
+    or a parameter annotated as one."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in REDUCTIONS:
         receiver = resolve(env, node.func.value)
         return receiver is MISSING or isinstance(receiver, torch.Tensor) or receiver is torch
+    if isinstance(node, ast.Name) and node.id in env.tensors:
+        return True
     value = resolve(env, node) if chain(node) is not None else MISSING
     return isinstance(value, torch.Tensor)

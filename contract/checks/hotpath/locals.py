@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from contract.checks.hotpath.conditions import cond, exits
 from contract.checks.hotpath.flow import stronger, taint_of
-from contract.checks.hotpath.model import MISSING, Cond, ScanState
+from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState
 from contract.checks.hotpath.resolve import Env, chain, iter_values, own_nodes, pair_values, resolve
 
 
@@ -119,9 +119,10 @@ class Locals:
         """`rope_type = self.rope_type if layer_type is None else ...`, assigned once: a constant of this call, so
         tests on it decide branches (`if "dynamic" in rope_type:`)."""
         if isinstance(target, ast.Name) and target.id in self.once_assigned and target.id not in self.env.taint:
-            value = constant_value(self.env, self.flags, value)
-            if value is not MISSING:
-                self.env.args[target.id] = value
+            bound = constant_value(self.env, self.flags, value)
+            bound = alias_of(self.env, value) if bound is MISSING else bound
+            if bound is not MISSING:
+                self.env.args[target.id] = bound
 
     def _restores(self, target: ast.expr, value: ast.expr) -> bool:
         """`obj.attr = old` where `old` holds the value `obj.attr` had earlier in this call."""
@@ -145,9 +146,20 @@ def single_assignments(node: ast.AST) -> frozenset[str]:
             counts[n.id] = counts.get(n.id, 0) + 1
         elif isinstance(n, (ast.For, ast.AugAssign, ast.withitem, ast.ExceptHandler)):
             for sub in ast.walk(getattr(n, "target", None) or getattr(n, "optional_vars", None) or ast.Pass()):
-                if isinstance(sub, ast.Name):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):  # not `obj` of `obj.n += 1`
                     counts[sub.id] = 2
     return frozenset(k for k, v in counts.items() if v == 1)
+
+
+def alias_of(env: Env, node: ast.expr) -> Any:
+    """The object a local assigned once from an attribute chain names (`scheduler = self.scheduler`): writes
+    through the alias are writes to that object's state."""
+    if chain(node) is None:
+        return MISSING
+    value = resolve(env, node)
+    if value is MISSING or isinstance(value, Prop) or value is None or type(value) in (int, float, str, bool):
+        return MISSING
+    return value
 
 
 def constant_value(env: Env, flags: dict[str, Cond], node: ast.expr) -> Any:

@@ -165,6 +165,17 @@ class LoopWalker(Walker):
             return
         super().enter_module(module, method, call)
 
+    def hot_with_objects(self, node: ast.Call, module: nn.Module, region: str) -> None:
+        """A compiled call the step passes objects (a KV cache, a scheduler) or literal constants
+        (`output_attentions=True`): walk its forward again as hot code with them bound, so what it does to the
+        objects and the branches the constants decide are seen (every other argument stays unknown, as from ENTRY)."""
+        passed = step_arguments(node, call_args(self.env, node))
+        if passed is None:
+            return
+        target, self.state.target = self.state.target, id(module)
+        visit_callable(self.state, getattr(type(module), "forward", None), module, region, call=passed)
+        self.state.target = target
+
     def emit_write(
         self,
         parent: Any,
@@ -239,10 +250,12 @@ class LoopWalker(Walker):
         if isinstance(node, (ast.Compare, ast.BoolOp)):  # a flag such as `i % 2 == 0`: a bool, one graph per value
             parts = [node.left, *node.comparators] if isinstance(node, ast.Compare) else node.values
             return all(self._scalar(p) for p in parts)
-        if isinstance(node, ast.Call) and not node.keywords and node.args:
+        if isinstance(node, ast.Call):
             fn = resolve(self.env, node.func)
+            if returns_number(fn):
+                return True
             numeric = fn in (float, int, round, min, max, abs) or getattr(fn, "__module__", None) == "math"
-            return numeric and all(self._scalar(a) for a in node.args)
+            return numeric and bool(node.args) and not node.keywords and all(self._scalar(a) for a in node.args)
         return False
 
     def scalar_arguments(self, node: ast.Call, module: nn.Module) -> None:
@@ -251,6 +264,7 @@ class LoopWalker(Walker):
         region = self.state.hot_modules.get(id(module))
         if region is not None:
             record_call(self.state, region, self.where(node))
+            self.hot_with_objects(node, module, region)
         if region is None or any(c is FIRST_CALL for c in self.conds):
             return
         for arg in [*node.args, *(k.value for k in node.keywords)]:
@@ -373,15 +387,46 @@ def empty_container(node: ast.expr | None) -> bool:
 
 
 def returns_nothing(body: list[ast.stmt]) -> bool:
-    """A function body with no `return <value>` of its own (nested functions aside): it only observes."""
+    """A function body with no `return <value>` of its own other than `return None` (nested functions aside): it
+    only observes."""
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Return) and node.value is not None:
+        if isinstance(node, ast.Return) and node.value is not None and not _is_none(node.value):
             return False
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
     return True
+
+
+def step_arguments(node: ast.Call, call: CallArgs) -> CallArgs | None:
+    """What the step passes a compiled call that is the same object on every call: objects (not tensors, modules or
+    numbers) and literal constants; every other argument unknown and changing, as ENTRY's. None: nothing to bind."""
+    literal = [isinstance(a, ast.Constant) for a in node.args] + [
+        isinstance(k.value, ast.Constant) for k in node.keywords
+    ]
+    plain = (torch.Tensor, nn.Module, int, float, str, bool, type(None))
+
+    def keep(value: Any, is_literal: bool) -> tuple[Any, str]:
+        if is_literal:
+            return value, ""  # the same constant on every call
+        return (value if value is not MISSING and not isinstance(value, plain) else MISSING), "some"
+
+    positional = tuple(keep(v, literal[n]) for n, (v, _) in enumerate(call.positional))
+    offset = len(node.args)
+    keywords = tuple((k, *keep(v, literal[offset + n])) for n, (k, v, _) in enumerate(call.keywords))
+    if all(v is MISSING for v, _ in positional) and all(v is MISSING for _, v, _ in keywords):
+        return None
+    return CallArgs(positional=positional, keywords=keywords, rest="some")
+
+
+def returns_number(fn: Any) -> bool:
+    """A function or method annotated to return a Python number (`def get_lr(self, i) -> float:`)."""
+    if not callable(fn) or isinstance(fn, type):
+        return False
+    annotations = getattr(getattr(fn, "__func__", fn), "__annotations__", None)
+    returned = annotations.get("return") if isinstance(annotations, dict) else None
+    return returned in (int, float, "int", "float")
 
 
 def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:
@@ -464,3 +509,7 @@ def loop_hazard(
         what=f"{first.what} ({shown}, read at {read_at})",
         certain=storm,
     )
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

@@ -16,6 +16,7 @@ from typing import Any
 from torch import nn
 
 from contract import _torch
+from contract.checks.hotpath.fields import hints, tensor_hint
 from contract.checks.hotpath.model import MISSING, FunctionNode, Prop, ScanState, Source
 from contract.findings import source_path
 
@@ -108,6 +109,8 @@ class Env:
     """Parameters bound to the real object the caller passed (never rebound in the body)."""
     taint: dict[str, str] = field(default_factory=dict)
     """Names whose value may differ between calls: `some`, or `every` (changes on each call, e.g. the step's `i`)."""
+    tensors: set[str] = field(default_factory=set)
+    """Parameters annotated as tensors (`mask: torch.Tensor | None`), never rebound in the body."""
     changing: dict[tuple[int, str], str] | None = None
     """For the loop walk: state it has seen the loop advance ((container id, name) -> taint level), shared by the
     whole walk, so a value read back from it (`model.step = self.global_step`) changes too."""
@@ -144,6 +147,8 @@ class Env:
                 value = self.defaults[name]  # not passed by a call the scan sees whole: the default it runs with
             if value is not MISSING and name not in rebound:
                 self.args[name] = value
+            elif name not in rebound and tensor_hint(hints(self.fn).get(name)):
+                self.tensors.add(name)
             if taint:
                 self.taint[name] = taint
         for extra in (node.args.vararg, node.args.kwarg):
@@ -163,6 +168,7 @@ class Env:
             defaults={k: v for k, v in self.defaults.items() if k not in own},
             args={k: v for k, v in self.args.items() if k not in own},
             taint={k: v for k, v in self.taint.items() if k not in own},
+            tensors=self.tensors - own,
             changing=self.changing,
         )
 
@@ -299,6 +305,8 @@ def resolve(env: Env, node: ast.expr) -> Any:
         return type(base) if base is not MISSING else MISSING
     if isinstance(node, ast.Subscript):
         return item(resolve(env, node.value), static_key(env, node.slice))
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        return getter_value(resolve(env, node.func))
     parsed = chain(node)
     if parsed is None and isinstance(node, ast.Attribute):
         base = resolve(env, node.value)  # `model.layers[0].flag`
@@ -314,6 +322,27 @@ def resolve(env: Env, node: ast.expr) -> Any:
         obj = static_get(obj, a)
         if isinstance(obj, Prop) or obj is MISSING:
             return obj
+    return obj
+
+
+def getter_value(fn: Any) -> Any:
+    """What an argument-free accessor returns (`def get_forward_context(): assert _ctx is not None; return _ctx`,
+    the getter vLLM, SGLang and Megatron put in front of process-wide state), read from its globals without calling
+    it; MISSING for anything else."""
+    if not user_code(fn) or fn.__code__.co_argcount or fn.__code__.co_kwonlyargcount or fn.__closure__:
+        return MISSING
+    source = parse_source(fn)
+    if source is None or not isinstance(source.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return MISSING
+    body = [b for b in source.node.body if not isinstance(b, (ast.Assert, ast.Global, ast.Expr))]
+    parsed = chain(body[0].value) if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value else None
+    if parsed is None or parsed[0] not in fn.__globals__:
+        return MISSING
+    obj = fn.__globals__[parsed[0]]
+    for a in parsed[1]:
+        obj = static_get(obj, a)
+        if isinstance(obj, Prop) or obj is MISSING:
+            return MISSING
     return obj
 
 

@@ -56,10 +56,10 @@ def scan(binding: Any, step: Any = None) -> list[Hazard]:
     if step is not None:
         walk_step(state, step, binding.model)
         state.hazards += mode_hazards(state)
-        dynamic = {rb.region.name for rb in regions if rb.region.dynamic is True or rb.region.dynamic_dims}
-        state.hazards = [h for h in state.hazards if not (h.kind == "loop-shape" and h.region in dynamic)]
     else:
         state.loop_resets |= {w.key for w in state.writes if w.form == "mutate" and owner_resets(w.owner, w.key[1])}
+    dynamic = {rb.region.name for rb in regions if rb.region.dynamic is True or rb.region.dynamic_dims}
+    state.hazards = [h for h in state.hazards if not (h.kind in ("loop-shape", "grown") and h.region in dynamic)]
     step_keys = frozenset(
         w.key for w in state.loop_writes if w.changing or w.literal is not MISSING and w.literal != w.value
     )
@@ -101,9 +101,13 @@ def empties(node: ast.AST, name: str) -> bool:
 
 
 def _dedupe(hazards: list[Hazard]) -> list[Hazard]:
-    """One hazard per (kind, location); a certain one wins over a dormant or unresolved one at the same place."""
+    """One hazard per (kind, location); a certain one wins over a dormant or unresolved one at the same place, and
+    growth by concatenation over the plain assignment it is."""
+    grown = {h.where for h in hazards if h.kind == "grown"}
     seen: dict[tuple[str, str], Hazard] = {}
     for h in hazards:
+        if h.where in grown and h.kind != "grown":
+            continue
         key = (h.kind, h.where)
         if key not in seen or h.certain and not seen[key].certain:
             seen[key] = h

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import torch
 
 from contract.checks.hotpath.flow import change
+from contract.checks.hotpath.model import MISSING
 from contract.checks.hotpath.resolve import Env, resolve
 
 FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "randperm"})
@@ -48,3 +49,16 @@ def _size_args(node: ast.Call) -> list[ast.expr]:
 def _moves(env: Env, node: ast.expr, scalar: Callable[[ast.expr], bool]) -> bool:
     """A Python number the step changes between calls."""
     return scalar(node) and change(env, node) is not None
+
+
+def grows_by_concat(env: Env, target: ast.expr, value: ast.expr) -> bool:
+    """`self.k = torch.cat([self.k, k_new], dim=-2)` (a KV cache that grows by concatenation): tensor state on a
+    real object replaced by itself plus more, so its size changes on every call that runs it."""
+    if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], (ast.List, ast.Tuple))):
+        return False
+    if not any(resolve(env, value.func) is f for f in (torch.cat, torch.concat, torch.concatenate)):
+        return False
+    if not isinstance(target, (ast.Attribute, ast.Subscript)) or resolve(env, target.value) is MISSING:
+        return False
+    shown = ast.unparse(target)
+    return any(ast.unparse(e) == shown for e in value.args[0].elts)

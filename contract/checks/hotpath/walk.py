@@ -19,6 +19,7 @@ from contract import _torch
 from contract.checks.hotpath import calls
 from contract.checks.hotpath.classify import aug_form, form_of, literal
 from contract.checks.hotpath.conditions import cond, tensor_valued, tested_values, walk_expr
+from contract.checks.hotpath.fields import fields_read, tensor_fields_only
 from contract.checks.hotpath.flow import taint_of
 from contract.checks.hotpath.frames import graphless
 from contract.checks.hotpath.locals import Locals, single_assignments
@@ -39,6 +40,7 @@ from contract.checks.hotpath.resolve import (
     user_code,
     value_at,
 )
+from contract.checks.hotpath.shapes import grows_by_concat
 
 
 def visit_callable(
@@ -58,7 +60,7 @@ def visit_callable(
         return
     cls = walker or Walker
     call = call or CallArgs()
-    key = (fn.__code__, id(owner), region, guard is None, cls.MODE, call.key())
+    key = (fn.__code__, id(owner), region, guard is None, cls.MODE, call.key(), bool(state.branches))
     if key in state.visited:
         return
     state.visited.add(key)
@@ -360,6 +362,8 @@ class Walker(Locals, ast.NodeVisitor):
             form = "restore" if self._restores(target, node.value) else form_of(node.value, target)
             self.record_write(target, form, node, literal(node.value), node.value)
             self._save(target, node.value)
+            if grows_by_concat(self.env, target, node.value):
+                self.hazard("grown", node, f"{ast.unparse(target)[:60]} (a tensor)", certain=False)
             self._constant(target, node.value)
             self._flag(target, node.value)
             self._taint(target, node.value)
@@ -439,11 +443,13 @@ class Walker(Locals, ast.NodeVisitor):
         parent = resolve(self.env, node.value)
         if parent is MISSING or isinstance(parent, Prop):
             return
+        value = static_get(parent, node.attr)
+        if value is None and tensor_fields_only(parent, node.attr, fields_read(self.src.node, node)):
+            return  # an unset slot read only for its tensor fields: the object the loop puts there never recompiles
         self.note_read((id(slot_of(parent)), node.attr), node)
         holder = class_holding(parent, node.attr)
         if holder is not None:  # a class attribute read through an instance: `M.scale = i` changes it too
             self.note_read((id(holder), node.attr), node)
-        value = static_get(parent, node.attr)
         if isinstance(value, Prop):
             self.enter(value.prop.fget, parent)
         elif type(value) in (int, str) and isinstance(parent, nn.Module) and _on_self(self.env, node):

@@ -1,0 +1,75 @@
+"""Reads through state that is unset when the scan runs (`ctx.attn_metadata` is None until the engine's loop sets
+it): which fields the hot path reads through it, and whether the declared types say they are all tensors. A
+fresh object the loop installs every call recompiles only through its Python fields (vLLM's forward context with a
+`max_decode_seq_len: int`), never through tensor fields (`seq_lens: torch.Tensor`), which Dynamo guards by shape."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import types
+import typing
+from typing import Any
+
+import torch
+
+
+def fields_read(body: ast.AST, node: ast.Attribute) -> set[str] | None:
+    """Attribute names the function reads on the value of `node`: `node.f` directly, or `x.f` where `x = node` is a
+    local assigned once; None when the value is used any other way (passed on, returned, stored)."""
+    nodes = list(ast.walk(body))
+    direct = {p.attr for p in nodes if isinstance(p, ast.Attribute) and p.value is node}
+    assigns = [p for p in nodes if isinstance(p, ast.Assign) and p.value is node]
+    if not assigns:
+        return direct or None
+    target = assigns[0].targets[0] if len(assigns[0].targets) == 1 else None
+    if not isinstance(target, ast.Name):
+        return None
+    names = [n for n in nodes if isinstance(n, ast.Name) and n.id == target.id]
+    if sum(isinstance(n.ctx, ast.Store) for n in names) != 1:
+        return None
+    uses = {id(n) for n in names if isinstance(n.ctx, ast.Load)}
+    reads = [p for p in nodes if isinstance(p, ast.Attribute) and id(p.value) in uses]
+    return direct | {p.attr for p in reads} if len(reads) == len(uses) else None
+
+
+def tensor_fields_only(owner: Any, name: str, fields: set[str] | None) -> bool:
+    """The owner's class declares `name` as (Optional) class C and C declares every field in `fields` a tensor."""
+    if not fields:
+        return False
+    owner_class: Any = type(owner)
+    declared = _class_of(hints(owner_class).get(name))
+    if declared is None:
+        return False
+    declared_fields = hints(declared)
+    return all(tensor_hint(declared_fields.get(f)) for f in fields)
+
+
+@functools.lru_cache(maxsize=1024)
+def hints(obj: Any) -> dict[str, Any]:
+    """A class's or function's evaluated annotations; empty when they cannot be evaluated (a bad forward ref)."""
+    try:
+        return typing.get_type_hints(obj)
+    except Exception:  # get_type_hints evaluates user strings: any error means "unknown"
+        return {}
+
+
+def _members(hint: Any) -> tuple[Any, ...]:
+    """`Optional[X]` / `X | None` -> (X,); anything else -> (hint,)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return tuple(a for a in typing.get_args(hint) if a is not type(None))
+    return (hint,)
+
+
+def _class_of(hint: Any) -> type | None:
+    """The one user class an (Optional) annotation names, else None."""
+    members = _members(hint) if hint is not None else ()
+    if len(members) == 1 and isinstance(members[0], type) and members[0].__module__ != "builtins":
+        return members[0]
+    return None
+
+
+def tensor_hint(hint: Any) -> bool:
+    """`torch.Tensor`, a subclass, or an Optional/Union of them."""
+    members = _members(hint) if hint is not None else ()
+    return bool(members) and all(isinstance(m, type) and issubclass(m, torch.Tensor) for m in members)

@@ -3,8 +3,8 @@ reports: recall of the static scan (with and without the step) and of scan + pro
 look-alikes. Run with `-s` to print the figures. LATENT cases (a hazard invisible in 8 steps on this torch) count as
 hazards: the checker should still name them.
 
-The first two corpora are spent (their misses motivated scanner changes, see their READMEs); the third, written by
-outsiders who never read the scanner, was measured once before any change it could motivate. The assertions guard what was measured when the scan last changed, so a later
+The first three corpora are spent (their misses motivated scanner changes, see their READMEs; the third, written by
+outsiders, was measured once before that); the fourth, also by outsiders, was measured only after the last change. The assertions guard what was measured when the scan last changed, so a later
 change cannot lose ground unnoticed; they are floors, not targets to tune against.
 """
 
@@ -106,16 +106,14 @@ def test_third_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
         print("\n" + "\n".join(f"hold-out 3 {k}: {v}" for k, v in figures.items()))
     assert figures["scan_and_probe_clean_errors"] == figures["static_with_step_clean_errors"] == []
     assert figures["static_without_step_clean_errors"] == []
-    assert figures["static_without_step_recall"] >= 0.39
-    assert figures["static_with_step_recall"] >= 0.60
+    assert figures["static_without_step_recall"] >= 0.47
+    assert figures["static_with_step_recall"] >= 0.91
     assert figures["scan_and_probe_recall"] >= 0.99
     for mode in ("static_without_step", "static_with_step", "scan_and_probe"):
         assert set(figures[f"{mode}_clean_flagged"]) <= MEASURED_3_CLEAN_WARNINGS[mode], mode
 
 
-MEASURED_3_CLEAN_WARNINGS = {
-    "static_without_step": {"c03_root_hook_with_kwargs_once"},
-    "static_with_step": {"c04_submodule_hook_with_kwargs_per_batch"},
-    "scan_and_probe": {"c04_submodule_hook_with_kwargs_per_batch"},
-}
-"""Clean look-alikes of the third corpus that got a warning when it was first measured (see its README)."""
+MEASURED_3_CLEAN_WARNINGS = {"static_without_step": {"c03_root_hook_with_kwargs_once"}, "static_with_step": set()}
+MEASURED_3_CLEAN_WARNINGS["scan_and_probe"] = set()
+"""Clean look-alikes of the third corpus that get a warning (see its README): without the step, a list the step
+clears looks like one that grows."""

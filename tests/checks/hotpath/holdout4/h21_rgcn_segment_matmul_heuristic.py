@@ -1,4 +1,4 @@
-"""Hazard: an RGCN-style conv sizes its relation segments with `int(tensor)` and asks a backend heuristic (another module) that ends in `bool(tensor)`, so every forward graph-breaks. From pyg-team/pytorch_geometric#8467: RGCNConv has multiple graph breaks (`int` and `bool` on a TensorVariable in `use_segment_matmul_heuristic`)."""
+"""Hazard: an RGCN-style conv sizes its relation segments with `int(tensor)` and asks a backend heuristic (another module) that ends in `bool(tensor)`, so every forward graph-breaks and the resumed frames recompile on the segment sizes they were handed. From pyg-team/pytorch_geometric#8467: RGCNConv has multiple graph breaks (`int` and `bool` on a TensorVariable in `use_segment_matmul_heuristic`)."""
 from __future__ import annotations
 
 import torch

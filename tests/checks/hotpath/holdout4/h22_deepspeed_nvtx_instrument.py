@@ -1,4 +1,4 @@
-"""Hazard: the block's forward is wrapped in DeepSpeed's `instrument_w_nvtx` (another module), whose range push/pop calls the accelerator on every call and breaks the graph twice per forward. From deepspeedai/DeepSpeed#5697: Disable nvtx decorator to avoid graph break (`range_push` and `range_pop` return a non-tensor int)."""
+"""Hazard: the block's forward is wrapped in DeepSpeed's `instrument_w_nvtx` (another module), whose range push reads the accelerator's clock on every call: the graph breaks there, and the resumed frame recompiles each call on the timestamp left on the range stack. From deepspeedai/DeepSpeed#5697: Disable nvtx decorator to avoid graph break (`range_push` and `range_pop` return a non-tensor int)."""
 from __future__ import annotations
 
 import torch

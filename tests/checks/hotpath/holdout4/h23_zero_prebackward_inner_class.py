@@ -1,4 +1,4 @@
-"""Hazard: a ZeRO-style forward pre-hook defines its `PreBackwardFunctionForModule` autograd.Function inside the hook body, and Dynamo cannot trace the class definition, so each call graph-breaks in the hook. From deepspeedai/DeepSpeed#7062: Avoid graph breaks in torch.compile caused by inner classes in the backward hooks (`missing: LOAD_BUILD_CLASS`)."""
+"""Hazard: a ZeRO-style forward pre-hook defines its `PreBackwardFunctionForModule` autograd.Function inside the hook body, and Dynamo cannot trace the class definition: the hook graph-breaks there, and the resumed frame recompiles each call on the identity of the freshly built class. From deepspeedai/DeepSpeed#7062: Avoid graph breaks in torch.compile caused by inner classes in the backward hooks (`missing: LOAD_BUILD_CLASS`)."""
 from __future__ import annotations
 
 import torch
@@ -7,6 +7,7 @@ from torch import nn
 LABEL = "hook"
 SOURCE = "https://github.com/deepspeedai/DeepSpeed/pull/7062"
 OBSERVED = {"compiles_over_8_steps": 10, "graph_breaks": 1}
+FRAMES = 2  # the pre-hook and forward are compiled as two frames
 
 
 class Layer(nn.Module):

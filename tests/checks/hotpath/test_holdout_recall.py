@@ -117,3 +117,15 @@ MEASURED_3_CLEAN_WARNINGS = {"static_without_step": {"c03_root_hook_with_kwargs_
 MEASURED_3_CLEAN_WARNINGS["scan_and_probe"] = set()
 """Clean look-alikes of the third corpus that get a warning (see its README): without the step, a list the step
 clears looks like one that grows."""
+
+
+@pytest.mark.slow
+def test_fourth_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
+    figures = measure("holdout4", tmp_path)
+    with capsys.disabled():
+        print("\n" + "\n".join(f"hold-out 4 {k}: {v}" for k, v in figures.items()))
+    for mode in ("static_without_step", "static_with_step", "scan_and_probe"):
+        assert figures[f"{mode}_clean_flagged"] == [], mode
+    assert figures["static_without_step_recall"] >= 0.44
+    assert figures["static_with_step_recall"] >= 0.56
+    assert figures["scan_and_probe_recall"] >= 0.99

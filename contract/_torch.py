@@ -231,6 +231,13 @@ def is_compiler_disabled(fn: Any) -> bool:
     return bool(getattr(fn, "_torchdynamo_disable", False))
 
 
+def is_disable_decorator(fn: Any) -> bool:
+    """`torch.compiler.disable` or the private `torch._dynamo.disable` older code decorates with (torch 2.11-2.13)."""
+    import torch._dynamo
+
+    return any(fn is f for f in (getattr(torch.compiler, "disable", None), getattr(torch._dynamo, "disable", None)))
+
+
 def is_batchnorm(module: Any) -> bool:
     """BatchNorm1d/2d/3d, SyncBatchNorm and subclasses (their private common base)."""
     from torch.nn.modules.batchnorm import _BatchNorm

@@ -127,6 +127,8 @@ def on_call(w: Walk, node: ast.Call) -> None:
     ):
         w.hazard("dynamic-getattr", node, f"getattr({ast.unparse(node.args[0])}, {ast.unparse(node.args[1])})")
     if isinstance(func, ast.Name) and func.id in w.nested:
+        if any(_torch.is_disable_decorator(resolve(w.env, _decorator(d))) for d in w.nested[func.id].decorator_list):
+            return w.hazard("graph-break", node, f"{func.id}() (defined under torch.compiler.disable)")
         return w.walk_nested(w.nested[func.id])
     if isinstance(func, ast.Name) and func.id in w.env.loops and func.id in w.env.local:
         container = resolve(w.env, w.env.loops[func.id])
@@ -199,6 +201,11 @@ def argument(env: Env, node: ast.expr) -> Any:
     return MISSING if isinstance(value, Prop) else value
 
 
+def _decorator(node: ast.expr) -> ast.expr:
+    """The decorator itself, also when it is called with options (`@torch.compiler.disable(recursive=False)`)."""
+    return node.func if isinstance(node, ast.Call) else node
+
+
 def mutate(w: Walk, target: ast.expr, node: ast.Call) -> None:
     """`obj.items.append(...)`: a write to the container, also for a module global (no `global` needed)."""
     name = target.id if isinstance(target, ast.Name) else None
@@ -249,6 +256,8 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
     if isinstance(callee, nn.Module):
         return w.enter_module(callee, call=call_args(w.env, node))
+    if torch_runs_arguments(callee):
+        function_arguments(w, node)
     owner, skip = bound_to(w, node, func, callee)
     call = call_args(w.env, node, skip)
     if (
@@ -259,6 +268,27 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
     ):
         return w.enter_module(owner, func.attr, call)
     w.enter(callee, owner, call)
+
+
+def torch_runs_arguments(callee: Any) -> bool:
+    """A torch function that calls the functions it is given during the compiled call (`checkpoint(self._mlp, x)`,
+    `torch.func.vmap(f)`, `torch.cond`); hook registration only stores them."""
+    module = str(getattr(callee, "__module__", "") or "")
+    name = str(getattr(callee, "__name__", "") or "")
+    return (
+        module.split(".")[0] == "torch" and not name.startswith("register_") and not _torch.is_disable_decorator(callee)
+    )
+
+
+def function_arguments(w: Walk, node: ast.Call) -> None:
+    """Walk the user functions passed to such a call as called from here (a local def, a bound method, a function)."""
+    for arg in [*node.args, *(k.value for k in node.keywords)]:
+        if isinstance(arg, ast.Name) and arg.id in w.nested:
+            w.walk_nested(w.nested[arg.id])
+            continue
+        fn = resolve(w.env, arg)
+        if isinstance(fn, (types.FunctionType, types.MethodType)) and not isinstance(fn, type):
+            w.enter(fn, None)
 
 
 def bound_to(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> tuple[Any, int]:

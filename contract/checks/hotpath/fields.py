@@ -9,6 +9,7 @@ import ast
 import functools
 import types
 import typing
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -73,3 +74,43 @@ def tensor_hint(hint: Any) -> bool:
     """`torch.Tensor`, a subclass, or an Optional/Union of them."""
     members = _members(hint) if hint is not None else ()
     return bool(members) and all(isinstance(m, type) and issubclass(m, torch.Tensor) for m in members)
+
+
+SCALARS = (int, float, str, bool)
+
+
+def changing_fields(cls: type, call: ast.Call, moves: Callable[[ast.expr], bool]) -> set[str]:
+    """Fields declared `int`/`float`/`str`/`bool` that a constructor call fills with a value that changes between
+    calls (`Meta(seq_lens, max_decode_seq_len=5 + i)`): positional arguments by declaration order."""
+    declared = hints(cls)
+    names = list(declared)
+    given = {names[n]: a for n, a in enumerate(call.args) if n < len(names) and not isinstance(a, ast.Starred)}
+    given.update({k.arg: k.value for k in call.keywords if k.arg})
+    return {f for f, expr in given.items() if _scalar_hint(declared.get(f)) and moves(expr)}
+
+
+def _scalar_hint(hint: Any) -> bool:
+    members = _members(hint) if hint is not None else ()
+    return bool(members) and all(isinstance(m, type) and issubclass(m, SCALARS) for m in members)
+
+
+def parameter_fields(fn: Any, position: int | None, keyword: str | None) -> tuple[str, set[str]] | None:
+    """The parameter of `fn` (a method: `self` skipped) a call fills, and the attributes `fn`'s own body reads on it
+    (`attn_metadata.max_decode_seq_len`); None when there is no such parameter or no source."""
+    from contract.checks.hotpath.resolve import parse_source  # resolve imports this module
+
+    source = parse_source(fn) if isinstance(fn, types.FunctionType) else None
+    if source is None or isinstance(source.node, ast.Lambda):
+        return None
+    params = [a.arg for a in source.node.args.args][1:]
+    name = (
+        keyword if keyword in params else params[position] if position is not None and position < len(params) else None
+    )
+    if name is None:
+        return None
+    reads = {
+        n.attr
+        for n in ast.walk(source.node)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name
+    }
+    return name, reads

@@ -152,9 +152,9 @@ def single_assignments(node: ast.AST) -> frozenset[str]:
 
 
 def alias_of(env: Env, node: ast.expr) -> Any:
-    """The object a local assigned once from an attribute chain names (`scheduler = self.scheduler`): writes
-    through the alias are writes to that object's state."""
-    if chain(node) is None:
+    """The object a local assigned once from an attribute chain or a known item names (`scheduler =
+    self.scheduler`, `group = self.param_groups[0]`): writes and reads through the alias are that object's."""
+    if chain(node) is None and not isinstance(node, ast.Subscript):
         return MISSING
     value = resolve(env, node)
     if value is MISSING or isinstance(value, Prop) or value is None or type(value) in (int, float, str, bool):

@@ -21,10 +21,11 @@ from torch import nn
 
 from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.conditions import is_scalar
+from contract.checks.hotpath.fields import changing_fields, hints, parameter_fields
 from contract.checks.hotpath.flow import Change, change
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.modes import mode_of, record_call
-from contract.checks.hotpath.resolve import CallArgs, cell_value, resolve, source_of, value_at
+from contract.checks.hotpath.resolve import TRUSTED, CallArgs, cell_value, resolve, source_of, value_at
 from contract.checks.hotpath.shapes import changing_shape
 from contract.checks.hotpath.walk import Walker, visit_callable, visit_hook
 
@@ -60,6 +61,8 @@ class LoopWalker(Walker):
         super().__init__(*args, **kwargs)
         self.scalars: set[str] = set()
         """The locals of the function walked now that hold a Python number."""
+        self.built: dict[str, ast.Call] = {}
+        """Locals the step assigned from a call (a record it may build anew every call)."""
         self.shaped: set[str] = set()
         """The locals of the function walked now that hold a tensor whose size changes between calls."""
         self.conds: list[Change] = []
@@ -220,10 +223,14 @@ class LoopWalker(Walker):
         )
 
     def visit_Assign(self, node: ast.Assign) -> None:
-        """Also remember the step's locals that hold a Python number (`lr = base * 0.9 ** i`)."""
+        """Also remember the step's locals that hold a Python number (`lr = base * 0.9 ** i`) or a record it builds."""
         super().visit_Assign(node)
         for target in node.targets:
             if isinstance(target, ast.Name):
+                if isinstance(node.value, ast.Call):
+                    self.built[target.id] = node.value
+                else:
+                    self.built.pop(target.id, None)
                 if self._scalar(node.value):
                     self.scalars.add(target.id)
                 else:
@@ -267,8 +274,10 @@ class LoopWalker(Walker):
             self.hot_with_objects(node, module, region)
         if region is None or any(c is FIRST_CALL for c in self.conds):
             return
-        for arg in [*node.args, *(k.value for k in node.keywords)]:
-            if changing_shape(self.env, arg, self._scalar, self.shaped):
+        places = [(n, None) for n in range(len(node.args))] + [(None, k.arg) for k in node.keywords]
+        for (position, keyword), arg in zip(places, [*node.args, *(k.value for k in node.keywords)], strict=True):
+            self.record_argument(arg, module, region, position, keyword)
+            if changing_shape(self.env, arg, self._scalar, self.shaped) or self.shapes_over_loop(arg) > 1:
                 self.state.hazards.append(
                     Hazard(
                         kind="loop-shape",
@@ -289,6 +298,34 @@ class LoopWalker(Walker):
                         certain=False,
                     )
                 )
+
+    def shapes_over_loop(self, arg: ast.expr) -> int:
+        """How many tensor shapes of one rank a loop variable of the step takes over its real items (`for p in
+        model.parameters(): model.orthogonalize(p)`): each new shape is a recompile. Counted per rank, since a loop
+        that filters its items filters by rank (`if p.ndim == 2:`)."""
+        items = self.items.get(arg.id, []) if isinstance(arg, ast.Name) else []
+        shapes = {tuple(v.shape) for v in items if isinstance(v, torch.Tensor)}
+        return max((sum(len(s) == rank for s in shapes) for rank in {len(s) for s in shapes}), default=0)
+
+    def record_argument(
+        self, arg: ast.expr, module: nn.Module, region: str, position: int | None, keyword: str | None
+    ) -> None:
+        """A record the step builds anew each call (`meta = AttnMetadata(lens, max_len=5 + i)`) and passes to a
+        compiled call whose forward reads one of its changing Python fields (`meta.max_len`): a guard on that
+        field fails every time it changes (vLLM's per-step attention metadata)."""
+        call = self.built.get(arg.id) if isinstance(arg, ast.Name) else arg if isinstance(arg, ast.Call) else None
+        cls = resolve(self.env, call.func) if call is not None else MISSING
+        if not isinstance(cls, type) or cls.__module__.split(".")[0] in TRUSTED or not hints(cls):
+            return
+        assert call is not None
+        moving = changing_fields(cls, call, lambda e: change(self.env, e) is not None)
+        found = parameter_fields(getattr(type(module), "forward", None), position, keyword) if moving else None
+        read = sorted(moving & found[1]) if found else []
+        if read:
+            what = f"`{ast.unparse(arg)[:40]}` (a new {cls.__name__} every call; the compiled code reads its {', '.join(read)})"
+            self.state.hazards.append(
+                Hazard(kind="loop-arg", where=self.where(arg), region=region, what=what, certain=False)
+            )
 
     def special_call(self, node: ast.Call, callee: Any) -> bool:
         """`module.train(...)`/`.eval()` write every submodule's `training`; `register_forward_hook` adds a hook."""

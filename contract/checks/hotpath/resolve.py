@@ -458,13 +458,13 @@ MAX_ITEMS = 4096
 
 def iter_values(env: Env, node: ast.expr) -> list[Any] | None:
     """The real objects a `for` loop binds its variable to: a module container's children, a list/tuple/set's
-    elements, a dict's keys, `module.modules()`/`.children()`/`.parameters()`-free module walks, `.values()`; None
+    elements, a dict's keys, `module.modules()`/`.children()`/`.parameters()`/`.buffers()`, `.values()`; None
     when not known. `enumerate(x)` and `.items()`/`.named_*()` yield pairs: see `pair_values`."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args:
         base = resolve(env, node.func.value)
         name = node.func.attr
-        if isinstance(base, nn.Module) and name in ("modules", "children"):
-            return list(base.modules() if name == "modules" else base.children())[:MAX_ITEMS]
+        if isinstance(base, nn.Module) and name in ("modules", "children", "parameters", "buffers"):
+            return list(getattr(base, name)())[:MAX_ITEMS]
         if isinstance(base, dict) and name == "values":
             return list(base.values())[:MAX_ITEMS]
         return None

@@ -3,8 +3,8 @@ reports: recall of the static scan (with and without the step) and of scan + pro
 look-alikes. Run with `-s` to print the figures. LATENT cases (a hazard invisible in 8 steps on this torch) count as
 hazards: the checker should still name them.
 
-The first three corpora are spent (their misses motivated scanner changes, see their READMEs; the third, written by
-outsiders, was measured once before that); the fourth, also by outsiders, was measured only after the last change. The assertions guard what was measured when the scan last changed, so a later
+All four corpora are spent (their misses motivated scanner changes, see their READMEs; the third and fourth,
+written by outsiders, were each measured once before that: their untuned figures are in their READMEs). The assertions guard what was measured when the scan last changed, so a later
 change cannot lose ground unnoticed; they are floors, not targets to tune against.
 """
 
@@ -126,6 +126,6 @@ def test_fourth_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
         print("\n" + "\n".join(f"hold-out 4 {k}: {v}" for k, v in figures.items()))
     for mode in ("static_without_step", "static_with_step", "scan_and_probe"):
         assert figures[f"{mode}_clean_flagged"] == [], mode
-    assert figures["static_without_step_recall"] >= 0.44
-    assert figures["static_with_step_recall"] >= 0.56
+    assert figures["static_without_step_recall"] >= 0.52
+    assert figures["static_with_step_recall"] >= 0.76
     assert figures["scan_and_probe_recall"] >= 0.99

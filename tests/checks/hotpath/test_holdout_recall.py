@@ -1,6 +1,6 @@
 """The checker measured on the hold-out corpora (tests/checks/hotpath/holdout*/), written by others from real bug
 reports: recall of the static scan (with and without the step) and of scan + probe, and findings on the clean
-look-alikes. Run with `-s` to print the figures. LATENT cases (a hazard invisible in 8 steps on this torch) count as
+look-alikes. Run with `-s` to print the figures (`-k holdout4` for one corpus). LATENT cases (a hazard invisible in 8 steps on this torch) count as
 hazards: the checker should still name them.
 
 All four corpora are spent (their misses motivated scanner changes, see their READMEs; the third and fourth,
@@ -10,6 +10,7 @@ change cannot lose ground unnoticed; they are floors, not targets to tune agains
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from contract.pipeline import check
 from tests.checks.hotpath.test_holdout_behaviour import case_names, load_case
 
 STEPS = 8
+MODES = ("static_without_step", "static_with_step", "scan_and_probe")
 
 
 def write_contract(tmp_path: Path, name: str, region: str, *, probe: bool) -> Path:
@@ -61,7 +63,7 @@ def measure(corpus: str, tmp_path: Path) -> dict[str, object]:
     names = [n for n in case_names(corpus) if available(corpus, n)]
     hazards = [n for n in names if load_case(n, corpus).LABEL is not None]
     clean = [n for n in names if load_case(n, corpus).LABEL is None]
-    modes = {"static_without_step": (False, False), "static_with_step": (False, True), "scan_and_probe": (True, True)}
+    modes = dict(zip(MODES, ((False, False), (False, True), (True, True)), strict=True))
     out: dict[str, object] = {"cases": len(names), "hazards": len(hazards), "clean": len(clean)}
     for mode, (probe, step) in modes.items():
         seen = {n: findings(corpus, n, tmp_path, probe=probe, step=step) for n in names}
@@ -73,59 +75,34 @@ def measure(corpus: str, tmp_path: Path) -> dict[str, object]:
     return out
 
 
-@pytest.mark.slow
-def test_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
-    figures = measure("holdout", tmp_path)
-    with capsys.disabled():
-        print("\n" + "\n".join(f"hold-out {k}: {v}" for k, v in figures.items()))
-    assert figures["scan_and_probe_clean_errors"] == figures["static_with_step_clean_errors"] == []
-    assert figures["static_without_step_clean_errors"] == []
-    assert figures["static_without_step_recall"] >= 0.69
-    assert figures["static_with_step_recall"] >= 0.97
-    assert figures["scan_and_probe_recall"] >= 0.99
-    assert figures["static_with_step_clean_flagged"] == figures["scan_and_probe_clean_flagged"] == []
+@dataclass(frozen=True)
+class Floors:
+    """What one corpus measured when the scan last changed: recall per mode, and the clean look-alikes allowed a
+    warning per mode (none gets an error, in any mode)."""
+
+    recall: tuple[float, float, float]
+    warned: tuple[frozenset[str], frozenset[str], frozenset[str]] = (frozenset(), frozenset(), frozenset())
+
+
+FLOORS = {
+    "holdout": Floors(
+        (0.69, 0.97, 0.99), (frozenset({"c22_activation_list_cleared_each_step"}), frozenset(), frozenset())
+    ),
+    "holdout2": Floors((0.53, 0.93, 0.99)),
+    # without the step, a list the step clears looks like one that grows (see the corpus's README)
+    "holdout3": Floors((0.47, 0.91, 0.99), (frozenset({"c03_root_hook_with_kwargs_once"}), frozenset(), frozenset())),
+    "holdout4": Floors((0.52, 0.76, 0.99)),
+}
 
 
 @pytest.mark.slow
-def test_second_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
-    figures = measure("holdout2", tmp_path)
+@pytest.mark.parametrize("corpus", FLOORS)
+def test_hold_out_recall_and_precision(corpus: str, tmp_path: Path, capsys) -> None:
+    figures = measure(corpus, tmp_path)
     with capsys.disabled():
-        print("\n" + "\n".join(f"hold-out 2 {k}: {v}" for k, v in figures.items()))
-    assert figures["scan_and_probe_clean_errors"] == figures["static_with_step_clean_errors"] == []
-    assert figures["static_without_step_clean_errors"] == []
-    assert figures["static_with_step_clean_flagged"] == figures["scan_and_probe_clean_flagged"] == []
-    assert figures["static_without_step_recall"] >= 0.53
-    assert figures["static_with_step_recall"] >= 0.93
-    assert figures["scan_and_probe_recall"] >= 0.99
-
-
-@pytest.mark.slow
-def test_third_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
-    figures = measure("holdout3", tmp_path)
-    with capsys.disabled():
-        print("\n" + "\n".join(f"hold-out 3 {k}: {v}" for k, v in figures.items()))
-    assert figures["scan_and_probe_clean_errors"] == figures["static_with_step_clean_errors"] == []
-    assert figures["static_without_step_clean_errors"] == []
-    assert figures["static_without_step_recall"] >= 0.47
-    assert figures["static_with_step_recall"] >= 0.91
-    assert figures["scan_and_probe_recall"] >= 0.99
-    for mode in ("static_without_step", "static_with_step", "scan_and_probe"):
-        assert set(figures[f"{mode}_clean_flagged"]) <= MEASURED_3_CLEAN_WARNINGS[mode], mode
-
-
-MEASURED_3_CLEAN_WARNINGS = {"static_without_step": {"c03_root_hook_with_kwargs_once"}, "static_with_step": set()}
-MEASURED_3_CLEAN_WARNINGS["scan_and_probe"] = set()
-"""Clean look-alikes of the third corpus that get a warning (see its README): without the step, a list the step
-clears looks like one that grows."""
-
-
-@pytest.mark.slow
-def test_fourth_hold_out_recall_and_precision(tmp_path: Path, capsys) -> None:
-    figures = measure("holdout4", tmp_path)
-    with capsys.disabled():
-        print("\n" + "\n".join(f"hold-out 4 {k}: {v}" for k, v in figures.items()))
-    for mode in ("static_without_step", "static_with_step", "scan_and_probe"):
-        assert figures[f"{mode}_clean_flagged"] == [], mode
-    assert figures["static_without_step_recall"] >= 0.52
-    assert figures["static_with_step_recall"] >= 0.76
-    assert figures["scan_and_probe_recall"] >= 0.99
+        print("\n" + "\n".join(f"{corpus} {k}: {v}" for k, v in figures.items()))
+    floors = FLOORS[corpus]
+    for mode, recall, warned in zip(MODES, floors.recall, floors.warned, strict=True):
+        assert figures[f"{mode}_clean_errors"] == [], mode
+        assert set(figures[f"{mode}_clean_flagged"]) <= warned, mode
+        assert figures[f"{mode}_recall"] >= recall, mode

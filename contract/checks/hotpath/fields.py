@@ -1,7 +1,9 @@
 """Reads through state that is unset when the scan runs (`ctx.attn_metadata` is None until the engine's loop sets
 it): which fields the hot path reads through it, and whether the declared types say they are all tensors. A
 fresh object the loop installs every call recompiles only through its Python fields (vLLM's forward context with a
-`max_decode_seq_len: int`), never through tensor fields (`seq_lens: torch.Tensor`), which Dynamo guards by shape."""
+`max_decode_seq_len: int`), never through tensor fields (`seq_lens: torch.Tensor`), which Dynamo guards by shape.
+The same holds for a record the step builds anew and passes to a compiled call (`changing_fields`,
+`parameter_fields`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hazard: the sampling loop passes `guidance_scale` as a Python float into the compiled classifier-free-guidance denoiser and sweeps it, so Dynamo guards `L['guidance_scale'] == 1.5` and recompiles when it changes (and `do_classifier_free_guidance = guidance_scale > 1.0` picks a branch). From pytorch/pytorch#149405 (recompiles due to Python float object)."""
+"""Hazard: the sampling loop passes `guidance_scale` as a Python float into the compiled classifier-free-guidance denoiser and sweeps it, so Dynamo guards `L['guidance_scale'] == 1.5` and recompiles at the first new value, after which the float is treated as dynamic (and `do_classifier_free_guidance = guidance_scale > 1.0` picks a branch). From pytorch/pytorch#149405 (recompiles due to Python float object)."""
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,4 @@
-"""Hazard: a packed (varlen) BERT layer passes `max_seqlen` as a Python int computed per batch from cu_seqlens into the compiled attention, so each new packing's max length is a guard failure on the int argument. From Dao-AILab/quack#150 (handling recompile in apply rotary emb with max_seqlen)."""
+"""Hazard: a packed (varlen) BERT layer passes `max_seqlen` as a Python int computed per batch from cu_seqlens into the compiled attention, so the first new packing's max length fails the guard on the int argument and recompiles (then the int is made dynamic). From Dao-AILab/quack#150 (handling recompile in apply rotary emb with max_seqlen)."""
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,4 @@
-"""Clean: forward reads hyper-parameters (ints, floats, an activation name) from a frozen dataclass config passed at construction and never changed, so every guard on it holds. From pytorch/pytorch#138226 (no guards for frozen dataclasses and readonly configs)."""
+"""Clean: forward reads hyper-parameters (ints, floats, an activation name) from a frozen dataclass config passed at construction and never changed, so every guard on it holds. From pytorch/pytorch#124357 (wrong result when attributes of a Python class instance change between compiled calls): here the config object is never mutated."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 LABEL = None
-SOURCE = "https://github.com/pytorch/pytorch/issues/138226"
+SOURCE = "https://github.com/pytorch/pytorch/issues/124357"
 OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
 
 

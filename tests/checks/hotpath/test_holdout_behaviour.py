@@ -22,7 +22,13 @@ import torch._dynamo.utils
 from tests.checks.hotpath import holdout, holdout2, holdout3, holdout4, holdout5
 
 STEPS = 8
-CORPORA: dict[str, ModuleType] = {"holdout": holdout, "holdout2": holdout2, "holdout3": holdout3, "holdout4": holdout4, "holdout5": holdout5}
+CORPORA: dict[str, ModuleType] = {
+    "holdout": holdout,
+    "holdout2": holdout2,
+    "holdout3": holdout3,
+    "holdout4": holdout4,
+    "holdout5": holdout5,
+}
 MIN_CASES = {"holdout": 45, "holdout2": 25, "holdout3": 10, "holdout4": 10, "holdout5": 10}
 """Each corpus keeps at least the cases it was built with."""
 

@@ -3,8 +3,9 @@ reports: recall of the static scan (with and without the step) and of scan + pro
 look-alikes. Run with `-s` to print the figures (`-k holdout4` for one corpus). LATENT cases (a hazard invisible in 8 steps on this torch) count as
 hazards: the checker should still name them.
 
-All four corpora are spent (their misses motivated scanner changes, see their READMEs; the third and fourth,
-written by outsiders, were each measured once before that: their untuned figures are in their READMEs). The assertions guard what was measured when the scan last changed, so a later
+The first four corpora are spent (their misses motivated scanner changes, see their READMEs; the third and fourth,
+written by outsiders, were each measured once before that: their untuned figures are in their READMEs). The fifth,
+also by outsiders, was measured after the last change and never tuned on. The assertions guard what was measured when the scan last changed, so a later
 change cannot lose ground unnoticed; they are floors, not targets to tune against.
 """
 
@@ -92,6 +93,7 @@ FLOORS = {
     # without the step, a list the step clears looks like one that grows (see the corpus's README)
     "holdout3": Floors((0.47, 0.91, 0.99), (frozenset({"c03_root_hook_with_kwargs_once"}), frozenset(), frozenset())),
     "holdout4": Floors((0.52, 0.76, 0.99)),
+    "holdout5": Floors((0.50, 0.66, 0.99)),
 }
 
 

@@ -1,5 +1,4 @@
 """Library-style helpers used by holdout5 cases A (they stand for code living in another package)."""
-
 from __future__ import annotations
 
 import warnings
@@ -13,11 +12,7 @@ _DEFAULT_TP_GROUP = "world"
 def get_tp_group_if_none(tp_group: object | None) -> object:
     """Megatron-style deprecation shim: warns whenever the caller does not pass the group explicitly."""
     if tp_group is None:
-        warnings.warn(
-            "tp_group is None: falling back to the global tensor-parallel group (deprecated)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warnings.warn("tp_group is None: falling back to the global tensor-parallel group (deprecated)", DeprecationWarning, stacklevel=2)
         return _DEFAULT_TP_GROUP
     return tp_group
 
@@ -36,7 +31,6 @@ def watch(model: nn.Module, run: Run) -> None:
     """wandb.watch-style: a forward hook on every leaf module logs the mean activation as a Python float."""
     for name, module in model.named_modules():
         if name and not list(module.children()):
-
             def hook(mod: nn.Module, inputs: tuple, output: torch.Tensor, _name: str = name) -> None:
                 run.log(f"act/{_name}", output.detach().float().mean().item())
 

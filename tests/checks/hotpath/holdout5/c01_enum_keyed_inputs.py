@@ -1,5 +1,4 @@
 """Clean: the model takes its inputs as a dict keyed by an Enum member and indexes it inside forward; the report raised a guard error on the Enum key, but on torch 2.13 this compiles once. From pytorch/pytorch#111603 (Enum used as a key of the input raises guards error)."""
-
 from __future__ import annotations
 
 from enum import Enum

@@ -1,5 +1,4 @@
 """Clean: forward reads hyper-parameters (ints, floats, an activation name) from a frozen dataclass config passed at construction and never changed, so every guard on it holds. From pytorch/pytorch#124357 (wrong result when attributes of a Python class instance change between compiled calls): here the config object is never mutated."""
-
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,5 +1,4 @@
 """Clean: the KV cache is preallocated to the context length and written with index_copy_ at a cache-position tensor the loop passes in, so decoding never changes a shape or a Python int the compiled forward reads. From rasbt/LLMs-from-scratch#705 (KV cache code made to work with torch.compile)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Clean: the rotary embedding keeps the look of a cached implementation (`_seq_len_cached`, cos/sin caches) but builds the tables once for the maximum length in __init__ and only slices them in forward, with a fixed sequence length. From facebookresearch/xformers#728 (recompute the rotary caches only when the sequence grows)."""
-
 from __future__ import annotations
 
 import torch

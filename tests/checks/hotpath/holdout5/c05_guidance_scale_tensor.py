@@ -1,5 +1,4 @@
 """Clean: the sampler decides classifier-free guidance once outside the model and passes the swept guidance scale as a 0-d tensor, so the compiled denoiser sees no Python float. From pytorch/pytorch#149405 (recompiles due to Python float object)."""
-
 from __future__ import annotations
 
 import torch
@@ -16,9 +15,7 @@ class CFGDenoiser(nn.Module):
         self.unet = nn.Linear(8, 8)
         self.cond_proj = nn.Linear(8, 8)
 
-    def forward(
-        self, latents: torch.Tensor, cond: torch.Tensor, uncond: torch.Tensor, guidance_scale: torch.Tensor
-    ) -> torch.Tensor:
+    def forward(self, latents: torch.Tensor, cond: torch.Tensor, uncond: torch.Tensor, guidance_scale: torch.Tensor) -> torch.Tensor:
         x_in = torch.cat([latents] * 2)
         c_in = torch.cat([uncond, cond])
         noise_uncond, noise_text = (self.unet(x_in) + self.cond_proj(c_in)).chunk(2)

@@ -1,5 +1,4 @@
 """Clean: the LoRA-style layer still carries adapter dicts and a `merged` flag, but the pipeline fuses the adapter into the base weight once before compiling and never switches adapters, so forward takes the same merged path every call. From huggingface/diffusers#6864 (note: fuse the LoRA weights before torch.compile)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Clean: the same tp_group deprecation shim as the hazard, but the call site passes through the fix of the report: the warning is skipped while Dynamo traces (`torch.compiler.is_compiling()`), so the compiled forward has no break. From AMD-AGI/Primus#1169 (stop the tp_group deprecation warning from breaking compiled graphs)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Clean: the decode loop advances the position every token, but passes it into the compiled forward as a `position_ids` tensor instead of a Python int `pos`, so nothing is specialised per position and the block compiles once. From m87-labs/moondream#231 (replace pos (int) with position_ids (tensor) in the inference code)."""
-
 from __future__ import annotations
 
 import torch

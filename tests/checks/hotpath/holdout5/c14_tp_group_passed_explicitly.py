@@ -1,5 +1,4 @@
 """Clean: the Megatron-style row- and column-parallel linears both pass their stored tp_group to the deprecation shim (in another module), so the shim's warnings.warn branch is never taken while tracing and the MLP compiles once with no break. From AMD-AGI/Primus#1169 (the fix: pass tp_group=self.tp_group like ColumnParallelLinear does)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Clean: the GPU augmentation draws its per-sample flip decision as a tensor and applies it with torch.where, so the random choice never becomes a Python condition and the augmented classifier compiles once. From pytorch/vision#8056 (Removing graph breaks in transforms)."""
-
 from __future__ import annotations
 
 import torch

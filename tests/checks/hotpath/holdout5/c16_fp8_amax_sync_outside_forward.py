@@ -1,5 +1,4 @@
 """Clean: the float8-style linear keeps an `is_amax_initialized` flag and an amax history, but only the loop-side sync function (in another module) writes them, between steps and in place on buffers; forward reads only the scale buffer and records the current amax in place, so it compiles once. From pytorch/ao#1341 (float8 training: move module attribute setting to sync function)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Clean: the layer reads the vLLM-style lazy `envs` flag once in __init__ and keeps it as a constant config bool, so the compiled forward never touches os.environ and the later toggling of the variable (which only affects new engines) costs nothing. From vllm-project/vllm#10237 ([1/N] torch.compile user interface design: only read env vars when the model is initialised)."""
-
 from __future__ import annotations
 
 import os

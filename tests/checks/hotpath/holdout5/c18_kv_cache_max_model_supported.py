@@ -1,5 +1,4 @@
 """Clean: the generate loop still computes prompt_length + max_new_tokens for every prompt, but the KV cache is allocated once at the model's maximum supported length and prompts are padded to a fixed bucket with a tensor input_pos, so the cache shape and every Python int forward reads stay constant and it compiles once. From Lightning-AI/litgpt#1610 (kv_cache_size="max_model_supported")."""
-
 from __future__ import annotations
 
 import torch

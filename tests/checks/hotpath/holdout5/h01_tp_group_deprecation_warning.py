@@ -1,5 +1,4 @@
 """Hazard: a row-parallel linear passes `tp_group=None` to a helper whose deprecation shim calls warnings.warn on every forward, and Dynamo cannot trace the C builtin, so the compiled forward is split at the warning (graph break plus resume frames). From AMD-AGI/Primus#1169 (stop the tp_group deprecation warning from breaking compiled graphs)."""
-
 from __future__ import annotations
 
 import torch

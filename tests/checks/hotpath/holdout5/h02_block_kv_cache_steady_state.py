@@ -1,5 +1,4 @@
 """Hazard: a sliding block KV cache keeps its fill level `_n_cached` as a Python int and branches on "steady state" inside the compiled forward, so every chunk until the cache fills, and the switch to steady state, is a new specialisation. From NVIDIA/flashdreams#257 (BlockKVCache steady state triggers recompiling)."""
-
 from __future__ import annotations
 
 import torch

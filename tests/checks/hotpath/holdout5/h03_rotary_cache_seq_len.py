@@ -1,5 +1,4 @@
 """Hazard: the rotary embedding recomputes and stores its cos/sin tables on self whenever the sequence length differs from `_seq_len_cached`, so a loop with varying lengths keeps rewriting module state inside the compiled forward. From facebookresearch/xformers#728 (rotary caches recomputed for seq_len < seq_len_cached)."""
-
 from __future__ import annotations
 
 import torch

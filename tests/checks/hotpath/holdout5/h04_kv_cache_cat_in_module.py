@@ -1,5 +1,4 @@
 """Hazard: the attention module keeps its KV cache on self and grows it with torch.cat plus a Python `ptr_current_pos` int during generation, so each decoding step changes both a tensor shape and an int the compiled forward reads. From rasbt/LLMs-from-scratch#705 (improve KV cache code for torch.compile: move the cache out of the model classes)."""
-
 from __future__ import annotations
 
 import torch
@@ -16,9 +15,7 @@ class MultiHeadAttention(nn.Module):
         self.W_query = nn.Linear(d_in, d_out, bias=False)
         self.W_key = nn.Linear(d_in, d_out, bias=False)
         self.W_value = nn.Linear(d_in, d_out, bias=False)
-        self.register_buffer(
-            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1), persistent=False
-        )
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1), persistent=False)
         self.register_buffer("cache_k", None, persistent=False)
         self.register_buffer("cache_v", None, persistent=False)
         self.ptr_current_pos = 0

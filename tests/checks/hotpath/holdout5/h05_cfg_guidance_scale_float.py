@@ -1,5 +1,4 @@
 """Hazard: the sampling loop passes `guidance_scale` as a Python float into the compiled classifier-free-guidance denoiser and sweeps it, so Dynamo guards `L['guidance_scale'] == 1.5` and recompiles at the first new value, after which the float is treated as dynamic (and `do_classifier_free_guidance = guidance_scale > 1.0` picks a branch). From pytorch/pytorch#149405 (recompiles due to Python float object)."""
-
 from __future__ import annotations
 
 import torch
@@ -16,9 +15,7 @@ class CFGDenoiser(nn.Module):
         self.unet = nn.Linear(8, 8)
         self.cond_proj = nn.Linear(8, 8)
 
-    def forward(
-        self, latents: torch.Tensor, cond: torch.Tensor, uncond: torch.Tensor, guidance_scale: float
-    ) -> torch.Tensor:
+    def forward(self, latents: torch.Tensor, cond: torch.Tensor, uncond: torch.Tensor, guidance_scale: float) -> torch.Tensor:
         do_classifier_free_guidance = guidance_scale > 1.0
         if do_classifier_free_guidance:
             x_in = torch.cat([latents] * 2)

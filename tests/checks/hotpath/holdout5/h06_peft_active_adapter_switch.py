@@ -1,5 +1,4 @@
 """Hazard: a multi-adapter LoRA layer looks up its active adapter by name in ModuleDicts and scales by a per-adapter Python dict, and the loop switches the active adapter between calls, so each adapter name is a new specialisation of the compiled forward. From huggingface/peft#1199 (torch.compile on PEFT LoRA: conditional logic for multiple adapters)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Hazard: a decoder layer is wrapped in torch.utils.checkpoint and its body calls a Python-side bookkeeping hook Dynamo cannot trace (here `time.perf_counter`, standing for the ZeRO-3 parameter hooks of the report); a graph break inside a checkpointed function breaks the graph in each layer and, because the layers are called in a loop, Dynamo skips the whole decoder frame (eager fallback). From pytorch/pytorch#135816 (remove @torch._dynamo_disable from checkpoint: all decoder layers fall back to eager)."""
-
 from __future__ import annotations
 
 import time

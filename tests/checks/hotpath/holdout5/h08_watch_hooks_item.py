@@ -1,5 +1,4 @@
 """Hazard: an experiment tracker's `watch(model)` registers forward hooks on every leaf module that log the mean activation with `.item()` into a Python history, so the compiled forward breaks at each hooked layer. From NVIDIA/makani#150 (disable wandb.watch when torch.compile is used: it causes many graph breaks)."""
-
 from __future__ import annotations
 
 import torch

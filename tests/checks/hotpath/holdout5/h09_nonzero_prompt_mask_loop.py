@@ -1,5 +1,4 @@
 """Hazard: the attention processor loops over the batch and gathers the valid prompt tokens with torch.nonzero on the attention mask, a data-dependent output shape inside a Python for loop, so Dynamo gives up on the whole frame. From tenstorrent/tt-xla#5951 (torch.nonzero in MochiAttnProcessor2_0 disables torch.compile)."""
-
 from __future__ import annotations
 
 import torch
@@ -18,9 +17,7 @@ class JointAttnProcessor(nn.Module):
         self.add_qkv = nn.Linear(8, 24)
         self.to_out = nn.Linear(8, 8)
 
-    def forward(
-        self, hidden_states: torch.Tensor, encoder_hidden_states: torch.Tensor, attention_mask: torch.Tensor
-    ) -> torch.Tensor:
+    def forward(self, hidden_states: torch.Tensor, encoder_hidden_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         batch_size = hidden_states.shape[0]
         q, k, v = self.to_qkv(hidden_states).chunk(3, dim=-1)
         eq, ek, ev = self.add_qkv(encoder_hidden_states).chunk(3, dim=-1)

@@ -1,5 +1,4 @@
 """Hazard: the pipeline packs latents for whatever height/width the user asks for, so the compiled transformer sees a new token count (and the Python ints derived from it) at a resolution change: the first change recompiles, after which the token count is made dynamic. From huggingface/diffusers#11360 (investigating FluxPipeline for recompilations on resolution changes)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Hazard: a packed (varlen) BERT layer passes `max_seqlen` as a Python int computed per batch from cu_seqlens into the compiled attention, so the first new packing's max length fails the guard on the int argument and recompiles (then the int is made dynamic). From Dao-AILab/quack#150 (handling recompile in apply rotary emb with max_seqlen)."""
-
 from __future__ import annotations
 
 import torch
@@ -24,10 +23,7 @@ class VarlenRotaryAttention(nn.Module):
         q, k, v = self.qkv(x).chunk(3, dim=-1)
         cos, sin = self.cos[:max_seqlen], self.sin[:max_seqlen]
         # pad each packed sequence to max_seqlen (what the varlen kernel does internally)
-        positions = (
-            torch.arange(x.shape[0], device=x.device)
-            - cu_seqlens[torch.bucketize(torch.arange(x.shape[0]), cu_seqlens[1:], right=True)]
-        )
+        positions = torch.arange(x.shape[0], device=x.device) - cu_seqlens[torch.bucketize(torch.arange(x.shape[0]), cu_seqlens[1:], right=True)]
         c, s = cos[positions.clamp(max=max_seqlen - 1)], sin[positions.clamp(max=max_seqlen - 1)]
         q1, q2 = q.chunk(2, dim=-1)
         q = torch.cat([q1 * c - q2 * s, q1 * s + q2 * c], dim=-1)

@@ -1,5 +1,4 @@
 """Hazard: forward scales its learned perturbation by the current learning rate read from a scheduler object held on the model (`scheduler.get_last_lr()[0]`), and the training loop steps the scheduler after every optimizer step, so the compiled forward guards on the float list. From pytorch/pytorch#130467 (compiled optimizer.step with an LR scheduler still recompiles on the second iteration)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Hazard: a float8-style delayed-scaling linear initialises its amax buffer from the first batch inside forward and flips `self.is_amax_initialized = True` there, so the second call sees different module state and recompiles. From pytorch/ao#1341 (float8 training: move module attribute setting to sync function; stateful attribute setting in forward broke torchtitan + compile)."""
-
 from __future__ import annotations
 
 import torch

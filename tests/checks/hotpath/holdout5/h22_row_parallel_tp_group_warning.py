@@ -1,5 +1,4 @@
 """Hazard: a Megatron-style RowParallelLinear passes tp_group=None to the deprecation shim get_tensor_model_parallel_group_if_none (in another module), whose warnings.warn Dynamo cannot trace, so every row-parallel forward breaks the graph. From AMD-AGI/Primus#1169 (fix(megatron): stop the tp_group deprecation warning from breaking compiled graphs)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Hazard: a ZeRO-3 style forward pre-hook on each submodule calls the coordinator's record_module, which is decorated with torch.compiler.disable, so Dynamo breaks the graph at every hooked submodule. From deepspeedai/DeepSpeed#7361 (Avoid graph break by enabling compile of record module)."""
-
 from __future__ import annotations
 
 import torch

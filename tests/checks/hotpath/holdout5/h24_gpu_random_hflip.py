@@ -1,5 +1,4 @@
 """Hazard: a GPU augmentation module inside the compiled model decides with `if torch.rand(1) < self.p:` whether to flip, a tensor used as a Python condition, so Dynamo breaks the graph and compiles the resume code for both branches. From pytorch/vision#8056 (Removing graph breaks in transforms)."""
-
 from __future__ import annotations
 
 import torch

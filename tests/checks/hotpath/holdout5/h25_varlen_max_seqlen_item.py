@@ -1,5 +1,4 @@
 """Hazard: packed-sequence attention computes max_seqlen with `.max().item()` from cu_seqlens inside forward (the varlen kernel wants a Python int), which breaks the graph on every call. From Dao-AILab/flash-attention#1333 (wrap func into torch ops to avoid torch.compile graph breaks; max_length_q.item() in the HF flash-attention path)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Hazard: the chat/generate loop sets `model.max_seq_length = prompt_length + max_new_tokens` and re-allocates the KV cache for every prompt, so forward sees a new Python int and a new cache shape each time and recompiles. From Lightning-AI/litgpt#1610 (Set kv cache size based on resource needs: dynamic max_returned_tokens triggers re-compilation)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Hazard: the compiled forward reads a flag through a vLLM-style lazy `envs` object whose attributes call os.environ.get on every access; when a test harness flips the variable between calls, Dynamo recompiles on the environment value. From vllm-project/vllm#10237 ([1/N] torch.compile user interface design: read env vars once at model init, not at forward time)."""
-
 from __future__ import annotations
 
 import os

@@ -1,5 +1,4 @@
 """Hazard: an RL rollout's compiled sampler sees batch size 1 once some prompts finish, and Dynamo specialises size 1 separately from the dynamic batch dimension, so the sampler recompiles mid-rollout. From vllm-project/vllm#38933 (Update batched_count_greater_than to handle batch size 1 without recompile)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Hazard: once the ZeRO-3 trace recorder is compiled instead of disabled, its forward pre-hook bumps the coordinator's Python step id and stores it on the submodule, a counter Dynamo specialises on, so every step recompiles. From deepspeedai/DeepSpeed#7361 (Avoid graph break by enabling compile of record module), where the recorder's disable was removed."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Hazard: the attention layer asks a flex-attention-like library wrapper for the log-sum-exp with the deprecated `return_lse=True`, which calls warnings.warn inside the compiled region and breaks the graph on every call. From pytorch/torchtitan#2684 (Use return_aux in FlexAttention to avoid graph breaking warnings.warn)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Hazard: the RL rollout loop anneals the sampling temperature and passes it to the compiled policy head as a Python float argument; Dynamo first specialises on the float's value and recompiles when the schedule moves it. From pytorch/pytorch#149405 ([torch.compile] Recompiles due to Python float object)."""
-
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,4 @@
 """Hazard: a Lightning-style GAN loop toggles the discriminator's parameters' requires_grad between the generator and discriminator optimisation steps (toggle_optimizer), and the compiled discriminator recompiles for the flipped grad state. From Lightning-AI/pytorch-lightning#21513 (torch.compile doesn't work with self.toggle_optimizer() in lightning module)."""
-
 from __future__ import annotations
 
 import torch
@@ -53,9 +52,7 @@ def step(model: nn.Module, i: int) -> None:
     model.opt_g.step()
     # discriminator step: discriminator trainable again
     model.toggle_optimizer(model.opt_d)
-    d_loss = bce(model.discriminator(real), torch.ones(4, 1)) + bce(
-        model.discriminator(fake.detach()), torch.zeros(4, 1)
-    )
+    d_loss = bce(model.discriminator(real), torch.ones(4, 1)) + bce(model.discriminator(fake.detach()), torch.zeros(4, 1))
     model.opt_d.zero_grad()
     d_loss.backward()
     model.opt_d.step()

@@ -10,6 +10,7 @@ from tests.checks.hotpath.holdout4 import _helpers_a
 LABEL = "hook"
 SOURCE = "https://github.com/pytorch/pytorch/issues/135410"
 OBSERVED = {"compiles_over_8_steps": 8, "graph_breaks": 4}
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 6, "graph_breaks": 4}}  # measured on the H100 machine
 
 
 class MyModule(nn.Module):

@@ -9,6 +9,7 @@ from tests.checks.hotpath.holdout5 import _helpers_a
 LABEL = "hook"
 SOURCE = "https://github.com/NVIDIA/makani/pull/150"
 OBSERVED = {"compiles_over_8_steps": 9, "graph_breaks": 6}
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 6, "graph_breaks": 6}}  # measured on the H100 machine
 
 
 class Net(nn.Module):

@@ -9,6 +9,7 @@ from tests.checks.hotpath.holdout5 import _helpers_b
 LABEL = "hook"
 SOURCE = "https://github.com/deepspeedai/DeepSpeed/pull/7361"
 OBSERVED = {"compiles_over_8_steps": 5, "graph_breaks": 3}
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 4, "graph_breaks": 3}}  # measured on the H100 machine
 
 
 class Block(nn.Module):

@@ -1,6 +1,7 @@
 """Which values change between calls: the step's `i` (and what is computed from it), a compiled method's arguments,
 clocks and random draws. `change` says whether an expression is certain to change on every call (`i`, `i + 1`,
-`i % 2 == 0`, `not flag`) or only may (`i // 100`, `schedule(i)`), and how many distinct values it can take."""
+`i % 2 == 0`, `not flag`) or only may (`i // 100`, `schedule(i)`), and how many distinct values it can take;
+`step_arguments` is what the step passes a compiled call that stays the same from call to call."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+from torch import nn
+
 from contract.checks.hotpath.model import MISSING
-from contract.checks.hotpath.resolve import Env, resolve
+from contract.checks.hotpath.resolve import CallArgs, Env, resolve
 
 LEVELS = ("", "some", "every")
 """Taint levels, weakest first: unchanged, may change between calls, changes on every call."""
@@ -173,3 +177,30 @@ def _ifexp(env: Env, node: ast.IfExp) -> Change | None:
 
 def _nonzero_constant(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and bool(node.value)
+
+
+def step_arguments(node: ast.Call, call: CallArgs) -> CallArgs | None:
+    """What the step passes a compiled call that is the same object on every call: objects (not tensors, modules or
+    numbers) and literal constants; every other argument unknown and changing, as ENTRY's. None: nothing to bind."""
+    literal = {k.arg: isinstance(k.value, ast.Constant) for k in node.keywords if k.arg}
+    plain = (torch.Tensor, nn.Module, int, float, str, bool, type(None))
+
+    def keep(value: Any, is_literal: bool) -> tuple[Any, str]:
+        if is_literal:
+            return value, ""  # the same constant on every call
+        return (value if value is not MISSING and not isinstance(value, plain) else MISSING), "some"
+
+    positional = tuple(keep(v, isinstance(node.args[n], ast.Constant)) for n, (v, _) in enumerate(call.positional))
+    keywords = tuple((k, *keep(v, literal.get(k, False))) for k, v, _ in call.keywords)
+    if all(v is MISSING for v, _ in positional) and all(v is MISSING for _, v, _ in keywords):
+        return None
+    return CallArgs(positional=positional, keywords=keywords, rest="some")
+
+
+def returns_number(fn: Any) -> bool:
+    """A function or method annotated to return a Python number (`def get_lr(self, i) -> float:`)."""
+    if not callable(fn) or isinstance(fn, type):
+        return False
+    annotations = getattr(getattr(fn, "__func__", fn), "__annotations__", None)
+    returned = annotations.get("return") if isinstance(annotations, dict) else None
+    return returned in (int, float, "int", "float")

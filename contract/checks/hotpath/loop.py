@@ -22,7 +22,7 @@ from torch import nn
 from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.conditions import is_scalar
 from contract.checks.hotpath.fields import changing_fields, hints, parameter_fields
-from contract.checks.hotpath.flow import Change, change
+from contract.checks.hotpath.flow import Change, change, returns_number, step_arguments
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.modes import mode_of, record_call
 from contract.checks.hotpath.resolve import TRUSTED, CallArgs, cell_value, resolve, source_of, value_at
@@ -434,36 +434,6 @@ def returns_nothing(body: list[ast.stmt]) -> bool:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
     return True
-
-
-def step_arguments(node: ast.Call, call: CallArgs) -> CallArgs | None:
-    """What the step passes a compiled call that is the same object on every call: objects (not tensors, modules or
-    numbers) and literal constants; every other argument unknown and changing, as ENTRY's. None: nothing to bind."""
-    literal = [isinstance(a, ast.Constant) for a in node.args] + [
-        isinstance(k.value, ast.Constant) for k in node.keywords
-    ]
-    plain = (torch.Tensor, nn.Module, int, float, str, bool, type(None))
-
-    def keep(value: Any, is_literal: bool) -> tuple[Any, str]:
-        if is_literal:
-            return value, ""  # the same constant on every call
-        return (value if value is not MISSING and not isinstance(value, plain) else MISSING), "some"
-
-    positional = tuple(keep(v, literal[n]) for n, (v, _) in enumerate(call.positional))
-    offset = len(node.args)
-    keywords = tuple((k, *keep(v, literal[offset + n])) for n, (k, v, _) in enumerate(call.keywords))
-    if all(v is MISSING for v, _ in positional) and all(v is MISSING for _, v, _ in keywords):
-        return None
-    return CallArgs(positional=positional, keywords=keywords, rest="some")
-
-
-def returns_number(fn: Any) -> bool:
-    """A function or method annotated to return a Python number (`def get_lr(self, i) -> float:`)."""
-    if not callable(fn) or isinstance(fn, type):
-        return False
-    annotations = getattr(getattr(fn, "__func__", fn), "__annotations__", None)
-    returned = annotations.get("return") if isinstance(annotations, dict) else None
-    return returned in (int, float, "int", "float")
 
 
 def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:

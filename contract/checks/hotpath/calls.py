@@ -287,7 +287,7 @@ def function_arguments(w: Walk, node: ast.Call) -> None:
             w.walk_nested(w.nested[arg.id])
             continue
         fn = resolve(w.env, arg)
-        if isinstance(fn, (types.FunctionType, types.MethodType)) and not isinstance(fn, type):
+        if isinstance(fn, (types.FunctionType, types.MethodType)):
             w.enter(fn, None)
 
 

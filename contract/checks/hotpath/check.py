@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contract.checks.hotpath.model import SIZES
 from contract.checks.hotpath.rules import (
     ASSIGNED,
     BATCHNORM,
@@ -186,10 +187,6 @@ def check(ctx: Any) -> list[Finding]:
     result = observed(ctx)
     stable = stable_regions(result)
     return [finding(h, result.steps if result and h.region in stable else 0) for h in hazards]
-
-
-SIZES = ("loop-shape", "grown")
-"""Hazards that are a size changing between calls: the probe's recompiles measure them."""
 
 
 def ran(result: Any) -> bool:

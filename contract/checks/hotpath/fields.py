@@ -96,15 +96,12 @@ def _scalar_hint(hint: Any) -> bool:
     return bool(members) and all(isinstance(m, type) and issubclass(m, SCALARS) for m in members)
 
 
-def parameter_fields(fn: Any, position: int | None, keyword: str | None) -> tuple[str, set[str]] | None:
-    """The parameter of `fn` (a method: `self` skipped) a call fills, and the attributes `fn`'s own body reads on it
-    (`attn_metadata.max_decode_seq_len`); None when there is no such parameter or no source."""
-    from contract.checks.hotpath.resolve import parse_source  # resolve imports this module
-
-    source = parse_source(fn) if isinstance(fn, types.FunctionType) else None
-    if source is None or isinstance(source.node, ast.Lambda):
+def parameter_fields(node: ast.AST, position: int | None, keyword: str | None) -> tuple[str, set[str]] | None:
+    """The parameter of a method (`self` skipped) a call fills, and the attributes the method's own body reads on it
+    (`attn_metadata.max_decode_seq_len`); None when there is no such parameter."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    params = [a.arg for a in source.node.args.args][1:]
+    params = [a.arg for a in node.args.args][1:]
     name = (
         keyword if keyword in params else params[position] if position is not None and position < len(params) else None
     )
@@ -112,7 +109,7 @@ def parameter_fields(fn: Any, position: int | None, keyword: str | None) -> tupl
         return None
     reads = {
         n.attr
-        for n in ast.walk(source.node)
+        for n in ast.walk(node)
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name
     }
     return name, reads

@@ -314,12 +314,15 @@ class LoopWalker(Walker):
         compiled call whose forward reads one of its changing Python fields (`meta.max_len`): a guard on that
         field fails every time it changes (vLLM's per-step attention metadata)."""
         call = self.built.get(arg.id) if isinstance(arg, ast.Name) else arg if isinstance(arg, ast.Call) else None
-        cls = resolve(self.env, call.func) if call is not None else MISSING
+        if call is None:
+            return
+        cls = resolve(self.env, call.func)
         if not isinstance(cls, type) or cls.__module__.split(".")[0] in TRUSTED or not hints(cls):
             return
-        assert call is not None
         moving = changing_fields(cls, call, lambda e: change(self.env, e) is not None)
-        found = parameter_fields(getattr(type(module), "forward", None), position, keyword) if moving else None
+        forward = getattr(type(module), "forward", None)
+        source = source_of(self.state, forward) if moving and forward is not None else None
+        found = parameter_fields(source.node, position, keyword) if source is not None else None
         read = sorted(moving & found[1]) if found else []
         if read:
             what = f"`{ast.unparse(arg)[:40]}` (a new {cls.__name__} every call; the compiled code reads its {', '.join(read)})"

@@ -166,3 +166,8 @@ class Cond:
 
 UNKNOWN = Cond(None)
 """A test whose value is not known."""
+
+
+SIZES = ("loop-shape", "grown")
+"""Hazard kinds that are a size changing between calls: a dynamic region absorbs them, the probe's recompiles measure
+them."""

@@ -317,7 +317,11 @@ def resolve(env: Env, node: ast.expr) -> Any:
     inner = node
     while isinstance(inner, ast.Attribute):
         inner = inner.value
-    obj = env.root(root) if root != "__class__" else resolve(env, inner)
+    return follow(env.root(root) if root != "__class__" else resolve(env, inner), attrs)
+
+
+def follow(obj: Any, attrs: list[str]) -> Any:
+    """`obj.a.b...` on the real objects; stops at the first property (a `Prop`) or unknown (MISSING)."""
     for a in attrs:
         obj = static_get(obj, a)
         if isinstance(obj, Prop) or obj is MISSING:
@@ -331,19 +335,22 @@ def getter_value(fn: Any) -> Any:
     it; MISSING for anything else."""
     if not user_code(fn) or fn.__code__.co_argcount or fn.__code__.co_kwonlyargcount or fn.__closure__:
         return MISSING
-    source = parse_source(fn)
-    if source is None or not isinstance(source.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return MISSING
-    body = [b for b in source.node.body if not isinstance(b, (ast.Assert, ast.Global, ast.Expr))]
-    parsed = chain(body[0].value) if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value else None
+    parsed = _returned_chain(fn)
     if parsed is None or parsed[0] not in fn.__globals__:
         return MISSING
-    obj = fn.__globals__[parsed[0]]
-    for a in parsed[1]:
-        obj = static_get(obj, a)
-        if isinstance(obj, Prop) or obj is MISSING:
-            return MISSING
-    return obj
+    obj = follow(fn.__globals__[parsed[0]], list(parsed[1]))
+    return MISSING if isinstance(obj, Prop) else obj
+
+
+@functools.lru_cache(maxsize=4096)
+def _returned_chain(fn: types.FunctionType) -> tuple[str, tuple[str, ...]] | None:
+    """The `name.attr...` a function's one `return` gives (asserts and docstrings aside), parsed once."""
+    source = parse_source(fn)
+    if source is None or not isinstance(source.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    body = [b for b in source.node.body if not isinstance(b, (ast.Assert, ast.Global, ast.Expr))]
+    parsed = chain(body[0].value) if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value else None
+    return None if parsed is None else (parsed[0], tuple(parsed[1]))
 
 
 def item(container: Any, key: Any) -> Any:

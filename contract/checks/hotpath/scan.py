@@ -28,7 +28,7 @@ from torch import nn
 from contract import _torch
 from contract.checks.hotpath.classify import classify_writes, per_instance, written_keys
 from contract.checks.hotpath.loop import LoopWalker, classify_loop, empty_container, walk_step
-from contract.checks.hotpath.model import MISSING, Hazard, ScanState
+from contract.checks.hotpath.model import MISSING, SIZES, Hazard, ScanState
 from contract.checks.hotpath.modes import mode_hazards
 from contract.checks.hotpath.resolve import ENTRY, TRUSTED, parse_source
 from contract.checks.hotpath.walk import visit_callable, visit_hooks
@@ -59,7 +59,7 @@ def scan(binding: Any, step: Any = None) -> list[Hazard]:
     else:
         state.loop_resets |= {w.key for w in state.writes if w.form == "mutate" and owner_resets(w.owner, w.key[1])}
     dynamic = {rb.region.name for rb in regions if rb.region.dynamic is True or rb.region.dynamic_dims}
-    state.hazards = [h for h in state.hazards if not (h.kind in ("loop-shape", "grown") and h.region in dynamic)]
+    state.hazards = [h for h in state.hazards if not (h.kind in SIZES and h.region in dynamic)]
     step_keys = frozenset(
         w.key for w in state.loop_writes if w.changing or w.literal is not MISSING and w.literal != w.value
     )

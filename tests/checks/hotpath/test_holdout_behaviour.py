@@ -19,7 +19,7 @@ import torch._dynamo
 import torch._dynamo.callback
 import torch._dynamo.utils
 
-from tests.checks.hotpath import holdout, holdout2, holdout3, holdout4, holdout5
+from tests.checks.hotpath import holdout, holdout2, holdout3, holdout4, holdout5, holdout6
 
 STEPS = 8
 CORPORA: dict[str, ModuleType] = {
@@ -28,8 +28,9 @@ CORPORA: dict[str, ModuleType] = {
     "holdout3": holdout3,
     "holdout4": holdout4,
     "holdout5": holdout5,
+    "holdout6": holdout6,
 }
-MIN_CASES = {"holdout": 45, "holdout2": 25, "holdout3": 10, "holdout4": 10, "holdout5": 10}
+MIN_CASES = {"holdout": 45, "holdout2": 25, "holdout3": 10, "holdout4": 10, "holdout5": 10, "holdout6": 10}
 """Each corpus keeps at least the cases it was built with."""
 
 

@@ -12,6 +12,7 @@ import os
 import types
 import warnings
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 import torch
@@ -19,10 +20,11 @@ from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath.classify import form_of
-from contract.checks.hotpath.conditions import tensor_valued, walk_expr
+from contract.checks.hotpath.conditions import walk_expr
 from contract.checks.hotpath.flow import stronger, taint_of
 from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState, Source
-from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, Env, resolve
+from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, Env, chain, resolve
+from contract.checks.hotpath.tensors import tensor_valued
 
 
 class Walk(Protocol):
@@ -58,6 +60,7 @@ class Walk(Protocol):
     def walk_nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None: ...
     def special_call(self, node: ast.Call, callee: Any) -> bool: ...
     def note_read(self, key: tuple[int, str], node: ast.AST) -> None: ...
+    def each(self, name: str) -> AbstractContextManager[list[Any]]: ...
 
 
 MUTATORS: dict[type, frozenset[str]] = {
@@ -73,6 +76,9 @@ def mutators(container: Any) -> frozenset[str]:
     """The mutating methods of a container, subclasses included (`collections.Counter.update`)."""
     return next((names for cls, names in MUTATORS.items() if isinstance(container, cls)), frozenset())
 
+
+MAX_ITEMS = 64
+"""Elements of a loop whose method calls are followed one by one (more are alike: layers of one class)."""
 
 _BREAK_CALLS: dict[int, str] = {}
 
@@ -130,11 +136,25 @@ def on_call(w: Walk, node: ast.Call) -> None:
         if any(_torch.is_disable_decorator(resolve(w.env, _decorator(d))) for d in w.nested[func.id].decorator_list):
             return w.hazard("graph-break", node, f"{func.id}() (defined under torch.compiler.disable)")
         return w.walk_nested(w.nested[func.id])
+    if isinstance(func, ast.Name) and func.id in w.items and func.id not in w.env.args:
+        for value in w.items[func.id][:MAX_ITEMS]:  # `for table, ids in zip(self.tables, ...): table(ids)`
+            if isinstance(value, nn.Module):
+                w.enter_module(value, call=call_args(w.env, node))
+        return
     if isinstance(func, ast.Name) and func.id in w.env.loops and func.id in w.env.local:
         container = resolve(w.env, w.env.loops[func.id])
-        return call_children(w, container)
-    if isinstance(func, ast.Subscript):
-        return call_children(w, resolve(w.env, func.value))
+        return call_children(w, container, call_args(w.env, node))
+    if isinstance(func, ast.Subscript) and isinstance(resolve(w.env, func.value), CONTAINERS):
+        return call_children(
+            w, resolve(w.env, func.value), call_args(w.env, node)
+        )  # else the item itself: `self._getters[name]()`
+    base = chain(func.value) if isinstance(func, ast.Attribute) else None
+    if base is not None and base[0] in w.items and base[0] not in w.env.args:
+        with w.each(base[0]) as values:  # `for table in self.tables: table.set_lr(lr)`: each element's method
+            for value in values[:MAX_ITEMS]:
+                w.env.args[base[0]] = value
+                on_call(w, node)
+        return
     target = super_target(w.env, func)
     if target is not None:
         return w.enter(target[0], target[1], call_args(w.env, node))
@@ -228,11 +248,14 @@ def setattr_write(w: Walk, node: ast.Call) -> None:
     )
 
 
-def call_children(w: Walk, container: Any) -> None:
+CONTAINERS = (nn.ModuleList, nn.ModuleDict, nn.Sequential)
+
+
+def call_children(w: Walk, container: Any, call: CallArgs) -> None:
     """A call through a module container (`self.layers[i](x)`, `for layer in ...: layer(x)`): every child."""
-    if isinstance(container, (nn.ModuleList, nn.ModuleDict, nn.Sequential)):
+    if isinstance(container, CONTAINERS):
         for child in container.children():
-            w.enter_module(child)
+            w.enter_module(child, call=call)
 
 
 def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:

@@ -122,14 +122,22 @@ def as_item(node: ast.AST) -> str:
     return ""
 
 
-def classify_writes(state: ScanState, step_keys: frozenset[tuple[int, str]] = frozenset()) -> list[Hazard]:
+def classify_writes(
+    state: ScanState,
+    step_keys: frozenset[tuple[int, str]] = frozenset(),
+    pinned: frozenset[tuple[int, str]] = frozenset(),
+) -> list[Hazard]:
     """Decide, with the real current values, which writes on the hot path are hazards. A write behind a dormant guard
-    counts only when something flips that guard: the hot path itself (then it is certain) or the step (a warning)."""
+    counts only when something flips that guard: the hot path itself (then it is certain) or the step (a warning).
+    A write of the value the state holds changes nothing while nothing else changes it; state the step sets to one
+    constant before every compiled call (`pinned`) looks the same to every call, whatever the hot path wrote."""
     hot = {w.key for w in state.writes if w.guard is None and not keeps_value(w)}
     temporary = restored_keys(state)
     out = []
     for w in state.writes:
-        if w.key in temporary or w.form in ("once", "restore"):
+        if w.key in temporary or w.key in pinned or w.form in ("once", "restore"):
+            continue
+        if keeps_value(w) and w.key not in hot and w.key not in step_keys:
             continue
         hazard = write_hazard(w, state.reads)
         if hazard is not None and hazard.kind == "container" and w.key in state.loop_resets:
@@ -226,9 +234,12 @@ def per_instance(state: ScanState, binding: Any) -> list[Hazard]:
     so each value is one more compile (the reuse regional compilation is for is lost), and past the recompile limit
     the rest run eager. Values read inside one target (a model compiled whole) are constants of its one graph: only
     the distinct sets of values across the region's targets count. A read under a test the scan cannot decide may
-    never run: it counts only past the limit."""
+    never run: it counts only past the limit, and not at all when the calls the step makes never reach it."""
     out = []
     for (region, where, what), by_target in state.scalar_reads.items():
+        key = (region, where, what)
+        if key in state.branch_reads and region in state.called and key not in state.confirmed:
+            continue
         distinct = {frozenset(values) for values in by_target.values()}
         limit = binding.regions[region].region.recompile_limit or default_recompile_limit()
         if len(distinct) > (limit if (region, where, what) in state.branch_reads else 1):

@@ -1,5 +1,5 @@
 """Conditions: what an `if` test is worth while Dynamo traces (from `is_compiling()` and friends, or from the Python
-state it reads now), which branches always leave a block, and which tested values are tensors."""
+state it reads now), which branches always leave a block, and which values a test turns into a bool."""
 
 from __future__ import annotations
 
@@ -20,28 +20,6 @@ COMPILING_NAMES = frozenset({"is_compiling", "is_torchdynamo_compiling", "is_dyn
 TRACING_NAMES = frozenset({"is_tracing"})
 """Look-alikes taking a tensor (transformers' `is_tracing(tensor)`: compile, export, jit or fx): true while Dynamo
 traces. torch's own `torch.jit.is_tracing()` is known by identity first (false under compile)."""
-REDUCTIONS = frozenset(
-    {
-        "sum",
-        "any",
-        "all",
-        "max",
-        "min",
-        "mean",
-        "amax",
-        "amin",
-        "prod",
-        "norm",
-        "count_nonzero",
-        "argmax",
-        "argmin",
-        "std",
-        "var",
-        "median",
-        "nonzero",
-    }
-)
-"""Tensor methods whose result, read by Python control flow, is data-dependent (a graph break)."""
 
 
 _KNOWN_UNDER_COMPILE: dict[int, bool | None] = {}
@@ -232,15 +210,3 @@ def tested_values(test: ast.expr) -> Iterator[ast.expr]:
             yield test.comparators[0]  # `0.0 in mask` asks the tensor for a bool
     else:
         yield test
-
-
-def tensor_valued(env: Env, node: ast.expr) -> bool:
-    """Certainly a tensor: a reduction method (`y.sum()`, `mask.any()`), a tensor on a real object (`self.scale`)
-    or a parameter annotated as one."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in REDUCTIONS:
-        receiver = resolve(env, node.func.value)
-        return receiver is MISSING or isinstance(receiver, torch.Tensor) or receiver is torch
-    if isinstance(node, ast.Name) and node.id in env.tensors:
-        return True
-    value = resolve(env, node) if chain(node) is not None else MISSING
-    return isinstance(value, torch.Tensor)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 import types
 import typing
 from collections.abc import Callable
@@ -89,6 +90,25 @@ def changing_fields(cls: type, call: ast.Call, moves: Callable[[ast.expr], bool]
     given = {names[n]: a for n, a in enumerate(call.args) if n < len(names) and not isinstance(a, ast.Starred)}
     given.update({k.arg: k.value for k in call.keywords if k.arg})
     return {f for f, expr in given.items() if _scalar_hint(declared.get(f)) and moves(expr)}
+
+
+def declared_scalar(fn: Any, position: int | None, keyword: str | None) -> bool:
+    """A method's parameter (`self` skipped) that a call fills, declared a Python number, bool or str
+    (`def forward(self, x, guidance_scale: float)`): Dynamo specializes on whatever is passed there."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return False
+    named = {p.name: p for p in params}
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    param = (
+        named.get(keyword or "")
+        if keyword
+        else positional[position]
+        if position is not None and position < len(positional)
+        else None
+    )
+    return param is not None and _scalar_hint(hints(fn).get(param.name))
 
 
 def _scalar_hint(hint: Any) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import random
 import time
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ import torch
 from torch import nn
 
 from contract.checks.hotpath.model import MISSING
-from contract.checks.hotpath.resolve import CallArgs, Env, resolve
+from contract.checks.hotpath.resolve import CallArgs, Env, parse_source, resolve
 
 LEVELS = ("", "some", "every")
 """Taint levels, weakest first: unchanged, may change between calls, changes on every call."""
@@ -79,15 +80,33 @@ def change(env: Env, node: ast.expr) -> Change | None:
         return _any(parts, certain=any(p and p.certain for p in parts))
     if isinstance(node, ast.Subscript):
         index = change(env, node.slice)
-        container = resolve(env, node.value)
-        if index and index.certain and isinstance(container, (str, tuple, list)) and len(set(container)) > 1:
-            return Change(True, min(index.distinct or len(container), len(set(container))))
+        container = sequence_of(env, node.value)
+        values = _distinct(container)
+        if index and index.certain and values > 1:
+            return Change(True, min(index.distinct or len(container), values))
         return _any([index, change(env, node.value)])
     if isinstance(node, ast.Call):
         return _call(env, node)
     if isinstance(node, ast.IfExp):
         return _ifexp(env, node)
     return _any([change(env, c) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)])
+
+
+def sequence_of(env: Env, node: ast.expr) -> Any:
+    """The real object an expression names, or the value of a literal of constants (`(1.0, 1.5, 7.5)`)."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        try:
+            return ast.literal_eval(node)
+        except ValueError:
+            return MISSING
+    return resolve(env, node)
+
+
+def _distinct(container: Any) -> int:
+    """How many different items a str/tuple/list holds (0 for anything else)."""
+    if not isinstance(container, (str, tuple, list)):
+        return 0
+    return len({repr(item) for item in container})
 
 
 def _advanced(env: Env, node: ast.Name | ast.Attribute) -> str:
@@ -204,3 +223,76 @@ def returns_number(fn: Any) -> bool:
     annotations = getattr(getattr(fn, "__func__", fn), "__annotations__", None)
     returned = annotations.get("return") if isinstance(annotations, dict) else None
     return returned in (int, float, "int", "float")
+
+
+def reads_argument(fn: Any, owner: Any, position: int | None, keyword: str | None, depth: int = 0) -> bool:
+    """Whether a compiled method reads what a call passes at `position`/`keyword` (`self` skipped): Dynamo guards
+    only what the traced code reads, so a changing value it never reads (Lightning's `batch_idx`, passed on to a
+    `training_step` that ignores it) costs nothing. Passing it on to a method the scan can follow, also through
+    `*args`/`**kwargs`, is followed; any other use, or an unknown callee, counts as a read."""
+    target = getattr(fn, "__func__", fn)
+    src = parse_source(target) if isinstance(target, types.FunctionType) and depth < 4 else None
+    if src is None or not isinstance(src.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return True
+    args = src.node.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+    spread: int | None = None  # where the value sits in *args
+    if keyword is not None:
+        named = keyword in params or keyword in {a.arg for a in args.kwonlyargs}
+        name = keyword if named else args.kwarg.arg if args.kwarg else None
+    elif position is not None and position < len(params):
+        name = params[position]
+    else:
+        name = args.vararg.arg if args.vararg else None
+        spread = None if position is None else position - len(params)
+    if name is None:
+        return False  # no parameter takes it: such a call raises TypeError, it is not the one that runs
+    env = Env.of(target, owner, src.node)
+    return any(_read_at(env, load, depth) for load in _loads(src.node, name, spread, keyword))
+
+
+def _loads(
+    node: ast.AST, name: str, spread: int | None, keyword: str | None
+) -> list[tuple[ast.Call | None, int | None, str | None]]:
+    """Each load of a name in a function: (the call it is passed to, the position or keyword it lands on there), or
+    (None, None, None) for any other use. A `*args` (`**kwargs`) name passes the value on where it is spread."""
+    parents = {id(child): parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+    out: list[tuple[ast.Call | None, int | None, str | None]] = []
+    for n in ast.walk(node):
+        if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(n))
+        grand = parents.get(id(parent))
+        if isinstance(parent, ast.keyword) and isinstance(grand, ast.Call):
+            passed = parent.arg if parent.arg else keyword if keyword is not None and spread is None else None
+            out.append((grand, None, passed) if passed else (None, None, None))
+        elif isinstance(parent, ast.Starred) and isinstance(grand, ast.Call) and spread is not None:
+            out.append(_at(grand, parent, spread))
+        elif isinstance(parent, ast.Call) and n in parent.args and spread is None and keyword is None:
+            out.append(_at(parent, n, 0))
+        else:
+            out.append((None, None, None))
+    return out
+
+
+def _at(call: ast.Call, arg: ast.expr, offset: int) -> tuple[ast.Call | None, int | None, str | None]:
+    """The position an argument (or a spread tuple, plus `offset`) lands on, when no `*x` comes before it."""
+    before = call.args[: call.args.index(arg)]
+    if any(isinstance(a, ast.Starred) for a in before):
+        return None, None, None
+    return call, len(before) + offset, None
+
+
+def _read_at(env: Env, load: tuple[ast.Call | None, int | None, str | None], depth: int) -> bool:
+    """A load that is more than an argument passed on to a method (or submodule) that does not read it."""
+    call, position, keyword = load
+    if call is None:
+        return True
+    callee, owner = resolve(env, call.func), MISSING
+    if isinstance(callee, nn.Module):
+        callee, owner = getattr(type(callee), "forward", None), callee
+    elif isinstance(call.func, ast.Attribute):
+        owner = resolve(env, call.func.value)
+    if owner is MISSING or not isinstance(callee, types.FunctionType):
+        return True
+    return reads_argument(callee, owner, position, keyword, depth + 1)

@@ -14,6 +14,7 @@ from contract.checks.hotpath.conditions import cond, exits
 from contract.checks.hotpath.flow import stronger, taint_of
 from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState
 from contract.checks.hotpath.resolve import Env, chain, iter_values, own_nodes, pair_values, resolve
+from contract.checks.hotpath.tensors import TENSOR, assigned_kinds
 
 
 class Locals:
@@ -81,11 +82,23 @@ class Locals:
             values = iter_values(self.env, it)
             if values is not None:
                 self.items[target.id] = values
+        elif isinstance(target, ast.Tuple) and self._zipped(target, it):
+            return
         elif isinstance(target, ast.Tuple) and len(target.elts) == 2:
             pairs = pair_values(self.env, it)
             for i, elt in enumerate(target.elts):
                 if pairs is not None and isinstance(elt, ast.Name):
                     self.items[elt.id] = [p[i] for p in pairs]
+
+    def _zipped(self, target: ast.Tuple, it: ast.expr) -> bool:
+        """`for table, ids in zip(self.tables, indices):` binds each name to the elements of its own iterable."""
+        if not (isinstance(it, ast.Call) and resolve(self.env, it.func) is zip and len(it.args) == len(target.elts)):
+            return False
+        for elt, arg in zip(target.elts, it.args, strict=True):
+            values = iter_values(self.env, arg) if isinstance(elt, ast.Name) else None
+            if isinstance(elt, ast.Name) and values is not None:
+                self.items[elt.id] = values
+        return True
 
     @contextmanager
     def each(self, name: str) -> Iterator[list[Any]]:
@@ -117,16 +130,35 @@ class Locals:
 
     def _constant(self, target: ast.expr, value: ast.expr) -> None:
         """`rope_type = self.rope_type if layer_type is None else ...`, assigned once: a constant of this call, so
-        tests on it decide branches (`if "dynamic" in rope_type:`)."""
+        tests on it decide branches (`if "dynamic" in rope_type:`). Any other name it binds is no longer the
+        caller's object (`_rebind`)."""
+        bound = MISSING
         if isinstance(target, ast.Name) and target.id in self.once_assigned and target.id not in self.env.taint:
             bound = constant_value(self.env, self.flags, value)
             bound = alias_of(self.env, value) if bound is MISSING else bound
-            if bound is not MISSING:
-                self.env.args[target.id] = bound
+        self._rebind(target)
+        if isinstance(target, ast.Name) and bound is not MISSING:
+            self.env.args[target.id] = bound
 
     def _restores(self, target: ast.expr, value: ast.expr) -> bool:
         """`obj.attr = old` where `old` holds the value `obj.attr` had earlier in this call."""
         return isinstance(value, ast.Name) and self.saved.get(value.id) == ast.unparse(target)
+
+    def _rebind(self, target: ast.expr) -> None:
+        """A parameter stops holding the caller's object where it is rebound (`if group is None: group = ...`)."""
+        if isinstance(target, ast.Name):
+            self.env.args.pop(target.id, None)
+        elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+            for elt in target.elts if not isinstance(target, ast.Starred) else [target.value]:
+                self._rebind(elt)
+
+    def _tensor(self, target: ast.expr, value: ast.expr) -> None:
+        """Follow which locals hold a tensor: bound to one, or rebound to something the scan cannot tell."""
+        for name, kind in assigned_kinds(self.env, target, value).items():
+            if kind == TENSOR:
+                self.env.tensors.add(name)
+            else:
+                self.env.tensors.discard(name)
 
     def _taint(self, target: ast.expr, value: ast.expr) -> None:
         """A local assigned from a changing value changes too (taint only grows: the walk is not flow-sensitive)."""

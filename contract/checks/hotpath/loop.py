@@ -21,11 +21,18 @@ from torch import nn
 
 from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.conditions import is_scalar
-from contract.checks.hotpath.fields import changing_fields, hints, parameter_fields
-from contract.checks.hotpath.flow import Change, change, returns_number, step_arguments
+from contract.checks.hotpath.fields import changing_fields, declared_scalar, hints, parameter_fields
+from contract.checks.hotpath.flow import (
+    Change,
+    change,
+    reads_argument,
+    returns_number,
+    sequence_of,
+    step_arguments,
+)
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.modes import mode_of, record_call
-from contract.checks.hotpath.resolve import TRUSTED, CallArgs, cell_value, resolve, source_of, value_at
+from contract.checks.hotpath.resolve import ENTRY, TRUSTED, CallArgs, cell_value, resolve, source_of, value_at
 from contract.checks.hotpath.shapes import changing_shape
 from contract.checks.hotpath.walk import Walker, visit_callable, visit_hook
 
@@ -65,9 +72,9 @@ class LoopWalker(Walker):
         """Locals the step assigned from a call (a record it may build anew every call)."""
         self.shaped: set[str] = set()
         """The locals of the function walked now that hold a tensor whose size changes between calls."""
-        self.conds: list[Change] = []
-        """The changing conditions (`if i == 2:`) around the statement walked now; `first_call` ones (`if i == 0:`)
-        run before anything compiled."""
+        self.conds: list[Change] = self.state.loop_conds
+        """The changing conditions (`if i == 2:`) around the statement walked now, callers' included; `first_call`
+        ones (`if i == 0:`) run before anything compiled."""
         self.env.changing = self.state.loop_changing
 
     def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True) -> None:
@@ -165,6 +172,9 @@ class LoopWalker(Walker):
         """A compiled method is the hot walk's; an eager one (a parent's forward, a setter method) is followed."""
         if (id(module), method) in self.state.targets or method == "forward" and id(module) in self.state.hot_modules:
             self._event(None)  # a compiled call: it sees the constants written before it
+            region = self.state.hot_modules.get(id(module))
+            if region is not None and call is not None and method == "forward":  # called from eager code
+                self.rewalk(module, region, same_every_call(call))
             return
         super().enter_module(module, method, call)
 
@@ -172,12 +182,17 @@ class LoopWalker(Walker):
         """A compiled call the step passes objects (a KV cache, a scheduler) or literal constants
         (`output_attentions=True`): walk its forward again as hot code with them bound, so what it does to the
         objects and the branches the constants decide are seen (every other argument stays unknown, as from ENTRY)."""
-        passed = step_arguments(node, call_args(self.env, node))
-        if passed is None:
-            return
+        self.rewalk(module, region, step_arguments(node, call_args(self.env, node)))
+
+    def rewalk(self, module: nn.Module, region: str, passed: CallArgs | None) -> None:
+        """Walk a compiled forward again as the step calls it (see `hot_with_objects`); what it reaches is confirmed
+        (`ScanState.confirmed`)."""
         target, self.state.target = self.state.target, id(module)
-        visit_callable(self.state, getattr(type(module), "forward", None), module, region, call=passed)
-        self.state.target = target
+        self.state.rewalking, self.state.called = True, self.state.called | {region}
+        try:
+            visit_callable(self.state, getattr(type(module), "forward", None), module, region, call=passed or ENTRY)
+        finally:
+            self.state.target, self.state.rewalking = target, False
 
     def emit_write(
         self,
@@ -219,8 +234,17 @@ class LoopWalker(Walker):
                 form=form,
                 cond_certain=any(c.certain for c in self.conds),
                 moved=moved is not None,
+                inputs=self._inputs(value),
             )
         )
+
+    def _inputs(self, value: ast.expr | None) -> tuple[Any, ...]:
+        """The ids of the caller's objects a written expression reads through this function's parameters, directly
+        or through its locals (`owned = {id(p) for p in optimizer.params}; p.requires_grad = id(p) in owned`)."""
+        if value is None:
+            return ()
+        names = local_inputs(self.src.node, value) - set(self.items) - {self.env.self_name}
+        return tuple((n, id(self.env.args[n])) for n in sorted(names) if n in self.env.args)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         """Also remember the step's locals that hold a Python number (`lr = base * 0.9 ** i`) or a record it builds."""
@@ -241,9 +265,9 @@ class LoopWalker(Walker):
                     self.shaped.discard(target.id)
 
     def _scalar(self, node: ast.expr) -> bool:
-        """A Python number (or bool) for certain: constants, the step's index, locals computed from them, arithmetic
-        and comparisons on them and `float()`/`int()`/`round()`/`min()`/`max()`/`abs()`/`math.*` of them (never a
-        tensor)."""
+        """A Python number (or bool) for certain: constants, the step's index, locals computed from them, items of a
+        sequence of numbers, arithmetic and comparisons on them, `int()`/`float()`/`len()` of anything and
+        `round()`/`min()`/`max()`/`abs()`/`math.*` of them (never a tensor)."""
         if isinstance(node, ast.Constant):
             return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
         if isinstance(node, ast.Name):
@@ -257,12 +281,15 @@ class LoopWalker(Walker):
         if isinstance(node, (ast.Compare, ast.BoolOp)):  # a flag such as `i % 2 == 0`: a bool, one graph per value
             parts = [node.left, *node.comparators] if isinstance(node, ast.Compare) else node.values
             return all(self._scalar(p) for p in parts)
+        if isinstance(node, ast.Subscript):  # `(1.0, 1.5, 7.5)[i]`, `BATCH_SIZES[i]`
+            return _numbers(sequence_of(self.env, node.value))
         if isinstance(node, ast.Call):
             fn = resolve(self.env, node.func)
-            if returns_number(fn):
+            if returns_number(fn) or fn in (int, float, len) and len(node.args) == 1:  # always a number, or raises
                 return True
-            numeric = fn in (float, int, round, min, max, abs) or getattr(fn, "__module__", None) == "math"
-            return numeric and bool(node.args) and not node.keywords and all(self._scalar(a) for a in node.args)
+            numeric = fn in (round, min, max, abs) or getattr(fn, "__module__", None) == "math"
+            args = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], ast.Tuple) else node.args
+            return numeric and bool(args) and not node.keywords and all(self._scalar(a) for a in args)
         return False
 
     def scalar_arguments(self, node: ast.Call, module: nn.Module) -> None:
@@ -288,7 +315,9 @@ class LoopWalker(Walker):
                     )
                 )
             moved = change(self.env, arg)
-            if moved is not None and self._scalar(arg):
+            forward = getattr(type(module), "forward", None)
+            scalar = self._scalar(arg) or declared_scalar(forward, position, keyword)
+            if moved is not None and scalar and reads_argument(forward, module, position, keyword):
                 self.state.hazards.append(
                     Hazard(
                         kind="loop-arg",
@@ -450,10 +479,28 @@ def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:
     for key, writes in by_key.items():
         if key not in state.reads:
             continue
+        for w in writes:  # one line that writes what its callers pass: two callers, two values
+            w.changing = w.changing or len({v.inputs for v in writes if v.where == w.where and v.inputs}) > 1
         hazard = loop_hazard(writes, *state.reads[key], budgets, state.loop_events)
         if hazard is not None:
             out.append(hazard)
     return out
+
+
+def pinned_by_step(state: ScanState) -> frozenset[tuple[int, str]]:
+    """State the step sets to one constant, unconditionally, before every compiled call it makes (`sync(model)`
+    marking each layer synced): every call sees that constant, whatever the compiled code writes during the call."""
+    by_key: dict[tuple[int, str], list[LoopWrite]] = defaultdict(list)
+    for w in state.loop_writes:
+        by_key[w.key].append(w)
+    pinned = set()
+    for key, writes in by_key.items():
+        if any(w.literal is MISSING or w.changing for w in writes) or len({repr(w.literal) for w in writes}) != 1:
+            continue
+        seen = seen_by_calls(state.loop_events, key, MISSING)
+        if seen is not None and seen[0] | seen[1] == {repr(writes[0].literal)}:
+            pinned.add(key)
+    return frozenset(pinned)
 
 
 def rebuilt_closure(value: Any, writes: list[LoopWrite]) -> bool:
@@ -523,3 +570,41 @@ def loop_hazard(
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _numbers(values: Any) -> bool:
+    """A tuple or list of Python numbers (its items are what the step indexes out)."""
+    return isinstance(values, (tuple, list)) and bool(values) and all(type(v) in (int, float) for v in values)
+
+
+def local_inputs(fn: ast.AST, value: ast.expr) -> set[str]:
+    """The names an expression reads, following the function's locals back to what they are assigned from."""
+    sources: dict[str, set[str]] = defaultdict(set)
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            for name in (t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)):
+                sources[name] |= read
+    seen: set[str] = set()
+    todo = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(sources.get(name, ()))
+    return seen
+
+
+def same_every_call(call: CallArgs) -> CallArgs:
+    """What eager code passes a compiled call that the scan knows and that does not change between calls; every
+    other argument unknown and changing, as ENTRY's."""
+
+    def keep(value: Any, taint: str) -> tuple[Any, str]:
+        return (value, "") if value is not MISSING and not taint else (MISSING, "some")
+
+    return CallArgs(
+        positional=tuple(keep(v, t) for v, t in call.positional),
+        keywords=tuple((k, *keep(v, t)) for k, v, t in call.keywords),
+        rest="some",
+    )

@@ -92,6 +92,9 @@ class LoopWrite:
     """Written under a test that flips between calls (`if i % 2:`): two constants written there alternate."""
     moved: bool = False
     """The written expression itself changes between calls (it reads the step's index or other changing state)."""
+    inputs: tuple[Any, ...] = ()
+    """The objects the written expression reads from the enclosing function's parameters, by id: the same line
+    written with other inputs (`toggle(opt_g)`, then `toggle(opt_d)`) writes other values."""
 
 
 @dataclass(kw_only=True)
@@ -116,6 +119,8 @@ class ScanState:
     """The loop walk in source order: `(key, constant)` for each constant written, None for each compiled call."""
     loop_defer: Any = None
     """While the loop walk is inside a `with` statement's context managers: what they do after `yield`."""
+    loop_conds: list[Any] = field(default_factory=list)
+    """The changing conditions (`flow.Change`) around the statement the loop walk is at, callers included."""
     loop_changing: dict[tuple[int, str], str] = field(default_factory=dict)
     """State the loop walk saw change ((container id, name) -> `some`/`every`), read back by later writes."""
     hot_modules: dict[int, str] = field(default_factory=dict)
@@ -126,6 +131,12 @@ class ScanState:
     """Containers the step empties on every call (`acts.clear()`, `self.acts = []`): the same at every call."""
     branch_reads: set[tuple[str, str, str]] = field(default_factory=set)
     """`scalar_reads` keys read under an undecided branch (`if cache is not None: cache.update(x, self.layer_idx)`)."""
+    called: set[str] = field(default_factory=set)
+    """Regions whose calls the step walk re-walked with what it passes (`loop.LoopWalker.rewalk`)."""
+    confirmed: set[tuple[str, str, str]] = field(default_factory=set)
+    """`scalar_reads` keys those re-walks reached: the calls the step makes do read them."""
+    rewalking: bool = False
+    """True while a re-walk runs."""
     branches: int = 0
     """How many undecided branches (`if` on an argument, `except:`) enclose the code walked now, callers included."""
     modes: list[tuple[str, str]] = field(default_factory=list)

@@ -57,13 +57,30 @@ def parse_source(fn: Callable) -> Source | None:
     """Parse a function's source into its AST node and where its lines are (None: no source to read)."""
     try:
         lines, start = inspect.getsourcelines(fn.__code__)  # the code object: `fn` itself would be unwrapped
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
+    except (OSError, TypeError):
+        return None
+    tree = _parse_lines(textwrap.dedent("".join(lines)), fn.__code__.co_name == "<lambda>")
+    if tree is None:
         return None
     node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))), None)
     if node is None:
         return None
     return Source(node=node, file=source_path(fn.__code__.co_filename), offset=max(start, 1) - 1)
+
+
+def _parse_lines(text: str, is_lambda: bool) -> ast.AST | None:
+    """The lines of a definition; a lambda's lines are often a fragment (`"KEY": lambda: read("KEY"),` inside a dict):
+    parsed inside the brackets that make them an expression."""
+    candidates = [text]
+    if is_lambda:
+        body = text.strip().rstrip(",")
+        candidates += [f"{{{body}}}", f"({body})", f"[{body}]", f"f({body})"]
+    for candidate in candidates:
+        try:
+            return ast.parse(candidate)
+        except (SyntaxError, IndentationError):
+            continue
+    return None
 
 
 def user_code(fn: Any) -> bool:
@@ -110,7 +127,8 @@ class Env:
     taint: dict[str, str] = field(default_factory=dict)
     """Names whose value may differ between calls: `some`, or `every` (changes on each call, e.g. the step's `i`)."""
     tensors: set[str] = field(default_factory=set)
-    """Parameters annotated as tensors (`mask: torch.Tensor | None`), never rebound in the body."""
+    """Names that hold a tensor for certain where the walk stands: parameters annotated as tensors (`mask: torch.Tensor
+    | None`) and locals last assigned a tensor value (`tensors.assigned_kinds`)."""
     changing: dict[tuple[int, str], str] | None = None
     """For the loop walk: state it has seen the loop advance ((container id, name) -> taint level), shared by the
     whole walk, so a value read back from it (`model.step = self.global_step`) changes too."""
@@ -135,7 +153,7 @@ class Env:
 
     def bind(self, node: FunctionNode, positional: list[str], call: CallArgs) -> None:
         """Map a call's arguments to parameters; unpassed ones keep their defaults, the rest take `call.rest`."""
-        rebound = stored_names(node)
+        rebound = loop_stored_names(node)  # elsewhere the walk unbinds a parameter where it is rebound
         names = positional + [a.arg for a in node.args.kwonlyargs]
         passed: dict[str, tuple[Any, str]] = dict(zip(positional, call.positional, strict=False))
         passed.update({k: (v, t) for k, v, t in call.keywords if k in names})
@@ -147,8 +165,8 @@ class Env:
                 value = self.defaults[name]  # not passed by a call the scan sees whole: the default it runs with
             if value is not MISSING and name not in rebound:
                 self.args[name] = value
-            elif name not in rebound and tensor_hint(hints(self.fn).get(name)):
-                self.tensors.add(name)
+            elif tensor_hint(hints(self.fn).get(name)):
+                self.tensors.add(name)  # until the walk sees it rebound to something else
             if taint:
                 self.taint[name] = taint
         for extra in (node.args.vararg, node.args.kwarg):
@@ -212,6 +230,14 @@ def stored_names(node: ast.AST) -> frozenset[str]:
     return frozenset(
         n.id for n in own_nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def loop_stored_names(node: ast.AST) -> frozenset[str]:
+    """Names bound by a loop or inside one (a test before the store sees another value on the next iteration), or
+    where the walk does not unbind them in order (`with ... as`, `:=`, `del`)."""
+    kinds = (ast.For, ast.AsyncFor, ast.While, ast.withitem, ast.NamedExpr, ast.Delete)
+    return frozenset(name for n in own_nodes(node) if isinstance(n, kinds) for name in stored_names(n))
 
 
 @functools.lru_cache(maxsize=4096)

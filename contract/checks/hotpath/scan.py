@@ -27,7 +27,7 @@ from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath.classify import classify_writes, per_instance, written_keys
-from contract.checks.hotpath.loop import LoopWalker, classify_loop, empty_container, walk_step
+from contract.checks.hotpath.loop import LoopWalker, classify_loop, empty_container, pinned_by_step, walk_step
 from contract.checks.hotpath.model import MISSING, SIZES, Hazard, ScanState
 from contract.checks.hotpath.modes import mode_hazards
 from contract.checks.hotpath.resolve import ENTRY, TRUSTED, parse_source
@@ -63,7 +63,7 @@ def scan(binding: Any, step: Any = None) -> list[Hazard]:
     step_keys = frozenset(
         w.key for w in state.loop_writes if w.changing or w.literal is not MISSING and w.literal != w.value
     )
-    state.hazards += classify_writes(state, step_keys)
+    state.hazards += classify_writes(state, step_keys, pinned_by_step(state))
     state.hazards += per_instance(state, binding)
     state.hazards += classify_loop(state, {rb.region.name: rb.region.recompile_budget for rb in regions})
     flips = written_keys(state) | step_keys
@@ -126,8 +126,11 @@ def instance_hazards(state: ScanState, module: nn.Module, path: str, region: str
 
 def implicit_reads(state: ScanState, module: nn.Module, path: str, region: str) -> None:
     """Python scalars torch's own modules read in forward (`self.training`, Dropout's `p`, LeakyReLU's
-    `negative_slope`): Dynamo guards on them, so a step that changes one recompiles the region; torch's code is not
-    parsed, the names its forward reads are enough."""
+    `negative_slope`) and each parameter's `requires_grad`: Dynamo guards on them, so a step that changes one
+    recompiles the region; torch's code is not parsed, the names its forward reads are enough."""
+    for name, param in module.named_parameters():  # Dynamo guards each parameter's requires_grad
+        where = ".".join(p for p in (path, name) if p)
+        state.reads.setdefault((id(param), "requires_grad"), (where, region))
     for name, sub in module.named_modules():
         cls = type(sub)
         code = getattr(getattr(cls, "forward", None), "__code__", None)

@@ -11,7 +11,7 @@ import torch
 
 from contract.checks.hotpath.flow import change
 from contract.checks.hotpath.model import MISSING
-from contract.checks.hotpath.resolve import Env, resolve
+from contract.checks.hotpath.resolve import Env, own_nodes, parse_source, resolve, user_code
 
 FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "randperm"})
 """Torch factories whose size comes from their arguments."""
@@ -29,6 +29,61 @@ def changing_shape(env: Env, node: ast.expr, scalar: Callable[[ast.expr], bool],
             return False
         sizes = [*_size_args(node), *(k.value for k in node.keywords if k.arg == "size")]
         return any(_moves(env, s, scalar) for s in sizes)
+    if isinstance(node, ast.Call):
+        return helper_shape(
+            env, node, lambda e: _moves(env, e, scalar), lambda e: changing_shape(env, e, scalar, shaped)
+        )
+    return False
+
+
+RESHAPES = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full"})
+"""Tensor methods whose result's size comes from their arguments."""
+
+
+def helper_shape(
+    env: Env, call: ast.Call, moving: Callable[[ast.expr], bool], shaped: Callable[[ast.expr], bool]
+) -> bool:
+    """A helper of the step's own code called with changing sizes or tensors (`pack_latents(noise, 1, 4, h, w)`,
+    `prepare_ids(h // 2, w // 2)`) returns a tensor whose size follows them: it builds its result with a factory, a
+    view or a reshape from those parameters, or from a tensor they sized. The helper's body is read in order."""
+    fn = resolve(env, call.func)
+    src = parse_source(fn) if user_code(fn) else None
+    if src is None or not isinstance(src.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    params = [a.arg for a in (*src.node.args.posonlyargs, *src.node.args.args)]
+    given = {**dict(zip(params, call.args, strict=False)), **{k.arg: k.value for k in call.keywords if k.arg}}
+    sizes = {name for name, arg in given.items() if not isinstance(arg, ast.Starred) and moving(arg)}
+    tensors = {name for name, arg in given.items() if not isinstance(arg, ast.Starred) and shaped(arg)}
+    if not sizes and not tensors:
+        return False
+    for node in sorted(_statements(src.node), key=lambda n: (n.lineno, n.col_offset)):
+        if isinstance(node, ast.Return):
+            return node.value is not None and _sized(node.value, sizes, tensors)
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, ast.Name) and _sized(node.value, sizes, tensors):
+            tensors.add(target.id)
+        elif isinstance(target, ast.Name) and _reads(node.value, sizes):
+            sizes.add(target.id)
+    return False
+
+
+def _statements(fn: ast.AST) -> list[ast.Assign | ast.Return]:
+    """The helper's assignments and returns (nested definitions are other scopes)."""
+    return [n for n in own_nodes(fn) if isinstance(n, (ast.Assign, ast.Return))]
+
+
+def _reads(node: ast.expr, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _sized(node: ast.expr, sizes: set[str], tensors: set[str]) -> bool:
+    """A tensor whose size follows the changing sizes: built from them, or computed from a tensor that does."""
+    if _reads(node, tensors):
+        return True
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if name in FACTORIES | RESHAPES and any(_reads(a, sizes) for a in _size_args(call)):
+            return True
     return False
 
 
@@ -39,9 +94,14 @@ def _slices(index: ast.expr) -> list[ast.Slice]:
 
 
 def _size_args(node: ast.Call) -> list[ast.expr]:
-    """Size expressions of a factory call: its ints, or the elements of a tuple/list size (`randint(0, V, (B, L))`)."""
+    """Size expressions of a factory or reshape call: its ints, or the elements of a tuple/list size; `full`'s fill
+    value and `randint`'s bounds are not sizes (`randint(0, V, (B, L))`)."""
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+    args = node.args[:1] if name in ("full", "new_full") else node.args
+    if name == "randint":
+        args = [a for a in node.args if isinstance(a, (ast.Tuple, ast.List))]
     out: list[ast.expr] = []
-    for arg in node.args:
+    for arg in args:
         out += arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
     return out
 

@@ -18,7 +18,7 @@ from torch import nn
 from contract import _torch
 from contract.checks.hotpath import calls
 from contract.checks.hotpath.classify import aug_form, form_of, literal
-from contract.checks.hotpath.conditions import cond, tensor_valued, tested_values, walk_expr
+from contract.checks.hotpath.conditions import cond, tested_values, walk_expr
 from contract.checks.hotpath.fields import fields_read, tensor_fields_only
 from contract.checks.hotpath.flow import taint_of
 from contract.checks.hotpath.frames import graphless
@@ -41,6 +41,7 @@ from contract.checks.hotpath.resolve import (
     value_at,
 )
 from contract.checks.hotpath.shapes import grows_by_concat
+from contract.checks.hotpath.tensors import tensor_valued
 
 
 def visit_callable(
@@ -60,7 +61,7 @@ def visit_callable(
         return
     cls = walker or Walker
     call = call or CallArgs()
-    key = (fn.__code__, id(owner), region, guard is None, cls.MODE, call.key(), bool(state.branches))
+    key = (fn.__code__, id(owner), region, guard is None, cls.MODE, call.key(), bool(state.branches), state.rewalking)
     if key in state.visited:
         return
     state.visited.add(key)
@@ -334,6 +335,20 @@ class Walker(Locals, ast.NodeVisitor):
         finally:
             self.state.loops -= 1
 
+    def visit_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
+        """A comprehension runs its element once per item: its loop variables are bound like a `for` loop's."""
+        for gen in node.generators:
+            self.visit(gen.iter)
+            self._bind_loop(gen.target, gen.iter)
+            for test in gen.ifs:
+                self.visit(test)
+        for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
+            self.visit(part)
+
+    visit_SetComp = visit_ListComp
+    visit_GeneratorExp = visit_ListComp
+    visit_DictComp = visit_ListComp
+
     def visit_For(self, node: ast.For) -> None:
         it = node.iter
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
@@ -355,6 +370,7 @@ class Walker(Locals, ast.NodeVisitor):
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.record_write(node.target, aug_form(node), node, value=node.value)
         self._taint(node.target, node.value)
+        self._rebind(node.target)
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -364,9 +380,10 @@ class Walker(Locals, ast.NodeVisitor):
             self._save(target, node.value)
             if grows_by_concat(self.env, target, node.value):
                 self.hazard("grown", node, f"{ast.unparse(target)[:60]} (a tensor)", certain=False)
-            self._constant(target, node.value)
             self._flag(target, node.value)
             self._taint(target, node.value)
+            self._tensor(target, node.value)
+            self._constant(target, node.value)  # last: the value is read with the names as bound before
         self.visit(node.value)
         for target in node.targets:
             if not isinstance(target, (ast.Attribute, ast.Name)):
@@ -377,6 +394,8 @@ class Walker(Locals, ast.NodeVisitor):
             self.record_write(node.target, form_of(node.value, node.target), node, literal(node.value), node.value)
             self._flag(node.target, node.value)
             self._taint(node.target, node.value)
+            self._tensor(node.target, node.value)
+            self._rebind(node.target)
             self.visit(node.value)
 
     def visit_Delete(self, node: ast.Delete) -> None:
@@ -444,6 +463,8 @@ class Walker(Locals, ast.NodeVisitor):
         if parent is MISSING or isinstance(parent, Prop):
             return
         value = static_get(parent, node.attr)
+        if value is MISSING:
+            self._lazy_attribute(parent, node.attr)
         if value is None and tensor_fields_only(parent, node.attr, fields_read(self.src.node, node)):
             return  # an unset slot read only for its tensor fields: the object the loop puts there never recompiles
         self.note_read((id(slot_of(parent)), node.attr), node)
@@ -457,6 +478,15 @@ class Walker(Locals, ast.NodeVisitor):
             self.state.scalar_reads.setdefault(key, {}).setdefault(self.state.target, set()).add(value)
             if self.state.branches:
                 self.state.branch_reads.add(key)
+            if self.state.rewalking:
+                self.state.confirmed.add(key)
+
+    def _lazy_attribute(self, parent: Any, name: str) -> None:
+        """An attribute the object does not hold runs its class's `__getattr__` on every read (vLLM's `envs`, lazy
+        config objects): walk it with the name bound, as the compiled code runs it."""
+        getter = inspect.getattr_static(type(parent), "__getattr__", None)
+        if isinstance(getter, types.FunctionType) and user_code(getter):
+            self.enter(getter, parent, CallArgs(positional=((name, ""),)))
 
     def record_write(
         self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING, value: ast.expr | None = None

@@ -37,6 +37,7 @@ _BY_KIND = {
     "loop": LOOP_MUTATED,
     "loop-may": LOOP_MUTATED,
     "loop-arg": LOOP_MUTATED,
+    "loop-none": LOOP_MUTATED,
     "loop-mode": LOOP_MUTATED,
     "loop-shape": LOOP_MUTATED,
     "late-hook": LATE_HOOK,
@@ -108,13 +109,20 @@ _MESSAGES = {
         "the first compiled call",
     ),
     "loop-arg": (
-        "the step passes {what} to region {region!r}, a Python number or flag that changes between calls: Dynamo "
-        "specializes on it and recompiles (once before it turns dynamic; every call where dynamic shapes are off)",
-        "pass it as a 0-d tensor (torch.tensor(value)), or keep it constant",
+        "the step passes {what} to region {region!r}, a Python number, flag or string that changes between calls: "
+        "Dynamo specializes on it and recompiles (a number once before it turns dynamic; a string, or any value "
+        "where dynamic shapes are off, on every new value)",
+        "pass numbers as 0-d tensors (torch.tensor(value)) and strings as token tensors, or keep them constant",
+    ),
+    "loop-none": (
+        "the step passes {what} to region {region!r}: Dynamo guards on whether an argument is None, so the calls "
+        "with and without it compile one graph each",
+        "pass the same kind of value at every call (a neutral tensor: all-ones mask, top_k = vocab size), or call "
+        "the region on one path only",
     ),
     "loop-mode": (
-        "the step calls region {region!r} {what}: Dynamo guards on grad mode and autocast, so it compiles one graph "
-        "per mode (a recompile the first time each mode is seen)",
+        "the step calls region {region!r} {what}: Dynamo guards on grad mode, autocast and each input's "
+        "requires_grad, so it compiles one graph per mode (a recompile the first time each mode is seen)",
         "call the region under one mode (or compile the evaluation path as its own region), or allow the recompile "
         "in the region's recompile_budget",
     ),

@@ -89,6 +89,8 @@ def change(env: Env, node: ast.expr) -> Change | None:
         return _call(env, node)
     if isinstance(node, ast.IfExp):
         return _ifexp(env, node)
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):  # what it iterates over
+        return _any([change(env, g.iter) for g in node.generators])
     return _any([change(env, c) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)])
 
 
@@ -99,7 +101,24 @@ def sequence_of(env: Env, node: ast.expr) -> Any:
             return ast.literal_eval(node)
         except ValueError:
             return MISSING
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):  # `sizes[::-1]`
+        whole, bounds = sequence_of(env, node.value), _literal_bounds(node.slice)
+        return whole[slice(*bounds)] if isinstance(whole, (tuple, list)) and bounds is not None else MISSING
     return resolve(env, node)
+
+
+def _literal_bounds(index: ast.Slice) -> list[int | None] | None:
+    """A slice's bounds when each is an int literal or absent (None otherwise)."""
+    out: list[int | None] = []
+    for part in (index.lower, index.upper, index.step):
+        try:
+            value = None if part is None else ast.literal_eval(part)
+        except ValueError:
+            return None
+        if value is not None and type(value) is not int:
+            return None
+        out.append(value)
+    return out
 
 
 def _distinct(container: Any) -> int:

@@ -19,27 +19,20 @@ from typing import Any
 import torch
 from torch import nn
 
+from contract.checks.hotpath.arguments import FIRST_CALL, Arguments, same_every_call
 from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.conditions import is_scalar
-from contract.checks.hotpath.fields import changing_fields, declared_scalar, hints, parameter_fields
 from contract.checks.hotpath.flow import (
     Change,
     change,
-    reads_argument,
-    returns_number,
-    sequence_of,
-    step_arguments,
 )
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
-from contract.checks.hotpath.modes import mode_of, record_call
-from contract.checks.hotpath.resolve import ENTRY, TRUSTED, CallArgs, cell_value, resolve, source_of, value_at
-from contract.checks.hotpath.shapes import changing_shape
+from contract.checks.hotpath.modes import mode_of
+from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, cell_value, resolve, source_of, value_at
 from contract.checks.hotpath.walk import Walker, visit_callable, visit_hook
 
 HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 """Module methods that add a hook the compiled graph guards on."""
-FIRST_CALL = Change(False, 1)
-"""The condition of first-call setup (`if i == 0:`): what runs under it happens before anything compiled."""
 
 
 def walk_step(state: ScanState, step: Any, model: nn.Module) -> None:
@@ -59,19 +52,14 @@ class Deferred:
     yielded: bool = False
 
 
-class LoopWalker(Walker):
+class LoopWalker(Arguments, Walker):
     """Walks the step and the eager code it reaches; records `LoopWrite`s instead of hot writes and hazards."""
 
     MODE = "loop"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.scalars: set[str] = set()
-        """The locals of the function walked now that hold a Python number."""
-        self.built: dict[str, ast.Call] = {}
-        """Locals the step assigned from a call (a record it may build anew every call)."""
-        self.shaped: set[str] = set()
-        """The locals of the function walked now that hold a tensor whose size changes between calls."""
+        self.init_arguments()
         self.conds: list[Change] = self.state.loop_conds
         """The changing conditions (`if i == 2:`) around the statement walked now, callers' included; `first_call`
         ones (`if i == 0:`) run before anything compiled."""
@@ -178,22 +166,6 @@ class LoopWalker(Walker):
             return
         super().enter_module(module, method, call)
 
-    def hot_with_objects(self, node: ast.Call, module: nn.Module, region: str) -> None:
-        """A compiled call the step passes objects (a KV cache, a scheduler) or literal constants
-        (`output_attentions=True`): walk its forward again as hot code with them bound, so what it does to the
-        objects and the branches the constants decide are seen (every other argument stays unknown, as from ENTRY)."""
-        self.rewalk(module, region, step_arguments(node, call_args(self.env, node)))
-
-    def rewalk(self, module: nn.Module, region: str, passed: CallArgs | None) -> None:
-        """Walk a compiled forward again as the step calls it (see `hot_with_objects`); what it reaches is confirmed
-        (`ScanState.confirmed`)."""
-        target, self.state.target = self.state.target, id(module)
-        self.state.rewalking, self.state.called = True, self.state.called | {region}
-        try:
-            visit_callable(self.state, getattr(type(module), "forward", None), module, region, call=passed or ENTRY)
-        finally:
-            self.state.target, self.state.rewalking = target, False
-
     def emit_write(
         self,
         parent: Any,
@@ -246,121 +218,11 @@ class LoopWalker(Walker):
         names = local_inputs(self.src.node, value) - set(self.items) - {self.env.self_name}
         return tuple((n, id(self.env.args[n])) for n in sorted(names) if n in self.env.args)
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        """Also remember the step's locals that hold a Python number (`lr = base * 0.9 ** i`) or a record it builds."""
-        super().visit_Assign(node)
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                if isinstance(node.value, ast.Call):
-                    self.built[target.id] = node.value
-                else:
-                    self.built.pop(target.id, None)
-                if self._scalar(node.value):
-                    self.scalars.add(target.id)
-                else:
-                    self.scalars.discard(target.id)
-                if changing_shape(self.env, node.value, self._scalar, self.shaped):
-                    self.shaped.add(target.id)
-                else:
-                    self.shaped.discard(target.id)
-
-    def _scalar(self, node: ast.expr) -> bool:
-        """A Python number (or bool) for certain: constants, the step's index, locals computed from them, items of a
-        sequence of numbers, arithmetic and comparisons on them, `int()`/`float()`/`len()` of anything and
-        `round()`/`min()`/`max()`/`abs()`/`math.*` of them (never a tensor)."""
-        if isinstance(node, ast.Constant):
-            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-        if isinstance(node, ast.Name):
-            index = self.state.step_index
-            own = index is not None and getattr(self.env.fn, "__code__", None) is index[0] and node.id == index[1]
-            return own or node.id in self.scalars or type(resolve(self.env, node)) in (int, float)
-        if isinstance(node, ast.BinOp):
-            return self._scalar(node.left) and self._scalar(node.right)
-        if isinstance(node, ast.UnaryOp):
-            return self._scalar(node.operand)
-        if isinstance(node, (ast.Compare, ast.BoolOp)):  # a flag such as `i % 2 == 0`: a bool, one graph per value
-            parts = [node.left, *node.comparators] if isinstance(node, ast.Compare) else node.values
-            return all(self._scalar(p) for p in parts)
-        if isinstance(node, ast.Subscript):  # `(1.0, 1.5, 7.5)[i]`, `BATCH_SIZES[i]`
-            return _numbers(sequence_of(self.env, node.value))
-        if isinstance(node, ast.Call):
-            fn = resolve(self.env, node.func)
-            if returns_number(fn) or fn in (int, float, len) and len(node.args) == 1:  # always a number, or raises
-                return True
-            numeric = fn in (round, min, max, abs) or getattr(fn, "__module__", None) == "math"
-            args = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], ast.Tuple) else node.args
-            return numeric and bool(args) and not node.keywords and all(self._scalar(a) for a in args)
-        return False
-
-    def scalar_arguments(self, node: ast.Call, module: nn.Module) -> None:
-        """A compiled call the step passes a Python number that changes between calls: Dynamo specializes on it and
-        recompiles (once, then it is dynamic; on every call for a region that is not dynamic)."""
-        region = self.state.hot_modules.get(id(module))
-        if region is not None:
-            record_call(self.state, region, self.where(node))
-            self.hot_with_objects(node, module, region)
-        if region is None or any(c is FIRST_CALL for c in self.conds):
-            return
-        places = [(n, None) for n in range(len(node.args))] + [(None, k.arg) for k in node.keywords]
-        for (position, keyword), arg in zip(places, [*node.args, *(k.value for k in node.keywords)], strict=True):
-            self.record_argument(arg, module, region, position, keyword)
-            if changing_shape(self.env, arg, self._scalar, self.shaped) or self.shapes_over_loop(arg) > 1:
-                self.state.hazards.append(
-                    Hazard(
-                        kind="loop-shape",
-                        where=self.where(arg),
-                        region=region,
-                        what=f"`{ast.unparse(arg)[:60]}`",
-                        certain=False,
-                    )
-                )
-            moved = change(self.env, arg)
-            forward = getattr(type(module), "forward", None)
-            scalar = self._scalar(arg) or declared_scalar(forward, position, keyword)
-            if moved is not None and scalar and reads_argument(forward, module, position, keyword):
-                self.state.hazards.append(
-                    Hazard(
-                        kind="loop-arg",
-                        where=self.where(arg),
-                        region=region,
-                        what=f"`{ast.unparse(arg)[:60]}`",
-                        certain=False,
-                    )
-                )
-
-    def shapes_over_loop(self, arg: ast.expr) -> int:
-        """How many tensor shapes of one rank a loop variable of the step takes over its real items (`for p in
-        model.parameters(): model.orthogonalize(p)`): each new shape is a recompile. Counted per rank, since a loop
-        that filters its items filters by rank (`if p.ndim == 2:`)."""
-        items = self.items.get(arg.id, []) if isinstance(arg, ast.Name) else []
-        shapes = {tuple(v.shape) for v in items if isinstance(v, torch.Tensor)}
-        return max((sum(len(s) == rank for s in shapes) for rank in {len(s) for s in shapes}), default=0)
-
-    def record_argument(
-        self, arg: ast.expr, module: nn.Module, region: str, position: int | None, keyword: str | None
-    ) -> None:
-        """A record the step builds anew each call (`meta = AttnMetadata(lens, max_len=5 + i)`) and passes to a
-        compiled call whose forward reads one of its changing Python fields (`meta.max_len`): a guard on that
-        field fails every time it changes (vLLM's per-step attention metadata)."""
-        call = self.built.get(arg.id) if isinstance(arg, ast.Name) else arg if isinstance(arg, ast.Call) else None
-        if call is None:
-            return
-        cls = resolve(self.env, call.func)
-        if not isinstance(cls, type) or cls.__module__.split(".")[0] in TRUSTED or not hints(cls):
-            return
-        moving = changing_fields(cls, call, lambda e: change(self.env, e) is not None)
-        forward = getattr(type(module), "forward", None)
-        source = source_of(self.state, forward) if moving and forward is not None else None
-        found = parameter_fields(source.node, position, keyword) if source is not None else None
-        read = sorted(moving & found[1]) if found else []
-        if read:
-            what = f"`{ast.unparse(arg)[:40]}` (a new {cls.__name__} every call; the compiled code reads its {', '.join(read)})"
-            self.state.hazards.append(
-                Hazard(kind="loop-arg", where=self.where(arg), region=region, what=what, certain=False)
-            )
-
     def special_call(self, node: ast.Call, callee: Any) -> bool:
-        """`module.train(...)`/`.eval()` write every submodule's `training`; `register_forward_hook` adds a hook."""
+        """`module.train(...)`/`.eval()` write every submodule's `training`; `register_forward_hook` adds a hook;
+        `x.requires_grad_()` marks an input (`Arguments.marks_grad`)."""
+        if self.marks_grad(node):
+            return True
         if isinstance(callee, nn.Module):
             self.scalar_arguments(node, callee)
         func = node.func
@@ -477,14 +339,24 @@ def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:
         by_key[w.key].append(w)
     out = []
     for key, writes in by_key.items():
-        if key not in state.reads:
+        read = read_of(state.reads, key)
+        if read is None:
             continue
         for w in writes:  # one line that writes what its callers pass: two callers, two values
             w.changing = w.changing or len({v.inputs for v in writes if v.where == w.where and v.inputs}) > 1
-        hazard = loop_hazard(writes, *state.reads[key], budgets, state.loop_events)
+        hazard = loop_hazard(writes, *read, budgets, state.loop_events)
         if hazard is not None:
             out.append(hazard)
     return out
+
+
+def read_of(reads: dict[tuple[int, str], tuple[str, str]], key: tuple[int, str]) -> tuple[str, str] | None:
+    """Where the hot path reads what a write changes: the same key, or an item of the same container read or written
+    with an index the scan cannot tell (`self.scaling[adapter]`)."""
+    found = reads.get(key) or reads.get((key[0], ANY_KEY))
+    if found is None and key[1] == ANY_KEY:
+        found = next((where for (owner, _), where in reads.items() if owner == key[0]), None)
+    return found
 
 
 def pinned_by_step(state: ScanState) -> frozenset[tuple[int, str]]:
@@ -572,11 +444,6 @@ def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def _numbers(values: Any) -> bool:
-    """A tuple or list of Python numbers (its items are what the step indexes out)."""
-    return isinstance(values, (tuple, list)) and bool(values) and all(type(v) in (int, float) for v in values)
-
-
 def local_inputs(fn: ast.AST, value: ast.expr) -> set[str]:
     """The names an expression reads, following the function's locals back to what they are assigned from."""
     sources: dict[str, set[str]] = defaultdict(set)
@@ -594,17 +461,3 @@ def local_inputs(fn: ast.AST, value: ast.expr) -> set[str]:
             seen.add(name)
             todo.extend(sources.get(name, ()))
     return seen
-
-
-def same_every_call(call: CallArgs) -> CallArgs:
-    """What eager code passes a compiled call that the scan knows and that does not change between calls; every
-    other argument unknown and changing, as ENTRY's."""
-
-    def keep(value: Any, taint: str) -> tuple[Any, str]:
-        return (value, "") if value is not MISSING and not taint else (MISSING, "some")
-
-    return CallArgs(
-        positional=tuple(keep(v, t) for v, t in call.positional),
-        keywords=tuple((k, *keep(v, t)) for k, v, t in call.keywords),
-        rest="some",
-    )

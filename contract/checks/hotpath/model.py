@@ -141,8 +141,8 @@ class ScanState:
     """How many undecided branches (`if` on an argument, `except:`) enclose the code walked now, callers included."""
     modes: list[tuple[str, str]] = field(default_factory=list)
     """Grad-mode and autocast context managers the loop walker is inside (`modes.mode_of`), callers included."""
-    call_modes: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)
-    """Region -> the (grad, autocast) modes the step calls it under -> the first call's `file:line`."""
+    call_modes: dict[str, dict[tuple[str, ...], str]] = field(default_factory=dict)
+    """Region -> the (grad, autocast, inputs requiring grad) modes the step calls it under -> the first call's `file:line`."""
     loops: int = 0
     """How many Python `for`/`while` loops enclose the code walked now, callers included (a graph break there makes
     Dynamo skip the whole frame)."""

@@ -2,7 +2,8 @@
 two modes (training with grad, a periodic evaluation under `torch.no_grad()`; autocast on for some steps) compiles
 one graph per mode. The loop walker keeps the modes of the `with` blocks it is in (`ScanState.modes`, callers
 included) and records each compiled call's mode; a region seen under two modes, or under a mode the step flips
-(`torch.set_grad_enabled(i % 4 != 0)`), is one hazard."""
+(`torch.set_grad_enabled(i % 4 != 0)`), is one hazard. So is a region called with inputs the step made require grad
+(`real.requires_grad_()` for a gradient penalty) and without."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ CHANGING = "changing"
 """A mode whose value the step computes from what changes between calls."""
 DEFAULTS = {"grad": "with grad", "autocast": "autocast off"}
 """The mode of a call under no `with` block."""
+INPUTS_GRAD = "inputs made to require grad"
+"""A call given an input the step called `requires_grad_()` on."""
 
 
 def _autocast_classes() -> tuple[Any, ...]:
@@ -58,12 +61,13 @@ def _flag(env: Env, node: ast.expr, kind: str, name: str) -> tuple[str, str] | N
     return (kind, CHANGING) if change(env, node) is not None else None
 
 
-def record_call(state: ScanState, region: str, where: str) -> None:
-    """Remember the grad/autocast mode a compiled call of `region` runs under (see `ScanState.modes`)."""
+def record_call(state: ScanState, region: str, where: str, inputs_require_grad: bool = False) -> None:
+    """Remember the grad/autocast mode a compiled call of `region` runs under (see `ScanState.modes`), and whether the
+    step made one of its inputs require grad (Dynamo guards each input's `requires_grad` too)."""
     current = dict(DEFAULTS)
     for kind, value in state.modes:
         current[kind] = value
-    key = (current["grad"], current["autocast"])
+    key = (current["grad"], current["autocast"], INPUTS_GRAD if inputs_require_grad else "")
     state.call_modes.setdefault(region, {}).setdefault(key, where)
 
 
@@ -83,7 +87,7 @@ def mode_hazards(state: ScanState) -> list[Hazard]:
     return out
 
 
-def _label(key: tuple[str, str]) -> str:
-    """`under no_grad`, `with grad, autocast torch.bfloat16`."""
-    grad, autocast = key
-    return grad if autocast == DEFAULTS["autocast"] else f"{grad}, {autocast}"
+def _label(key: tuple[str, ...]) -> str:
+    """`under no_grad`, `with grad, autocast torch.bfloat16`, `with grad, inputs made to require grad`."""
+    grad, autocast, inputs = key
+    return ", ".join(p for p in (grad, "" if autocast == DEFAULTS["autocast"] else autocast, inputs) if p)

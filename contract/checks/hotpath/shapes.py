@@ -5,6 +5,8 @@ and hands to a compiled region: Dynamo recompiles for the first new shape, then 
 from __future__ import annotations
 
 import ast
+import inspect
+import types
 from collections.abc import Callable
 
 import torch
@@ -50,7 +52,7 @@ def helper_shape(
     src = parse_source(fn) if user_code(fn) else None
     if src is None or not isinstance(src.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    params = [a.arg for a in (*src.node.args.posonlyargs, *src.node.args.args)]
+    params = [a.arg for a in (*src.node.args.posonlyargs, *src.node.args.args)][_bound(env, call.func) :]
     given = {**dict(zip(params, call.args, strict=False)), **{k.arg: k.value for k in call.keywords if k.arg}}
     sizes = {name for name, arg in given.items() if not isinstance(arg, ast.Starred) and moving(arg)}
     tensors = {name for name, arg in given.items() if not isinstance(arg, ast.Starred) and shaped(arg)}
@@ -65,6 +67,16 @@ def helper_shape(
         elif isinstance(target, ast.Name) and _reads(node.value, sizes):
             sizes.add(target.id)
     return False
+
+
+def _bound(env: Env, func: ast.expr) -> int:
+    """1 when the call is a method of an object (`info.nest(n)`: `self` takes no argument of the call), else 0."""
+    if not isinstance(func, ast.Attribute):
+        return 0
+    owner = resolve(env, func.value)
+    if owner is MISSING or isinstance(owner, (types.ModuleType, type)):
+        return 0
+    return 0 if isinstance(inspect.getattr_static(type(owner), func.attr, None), staticmethod) else 1
 
 
 def _statements(fn: ast.AST) -> list[ast.Assign | ast.Return]:

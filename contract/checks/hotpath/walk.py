@@ -25,6 +25,7 @@ from contract.checks.hotpath.frames import graphless
 from contract.checks.hotpath.locals import Locals, single_assignments
 from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Prop, ScanState, Source, Write
 from contract.checks.hotpath.resolve import (
+    ANY_KEY,
     CONTENTS,
     CallArgs,
     Env,
@@ -434,8 +435,7 @@ class Walker(Locals, ast.NodeVisitor):
             self.hazard("env", node, f"os.environ[{ast.unparse(node.slice)}]")
         elif isinstance(container, (dict, list)):
             key = static_key(self.env, node.slice)
-            if key is not MISSING:
-                self.note_read((id(container), repr(key)), node)
+            self.note_read((id(container), repr(key) if key is not MISSING else ANY_KEY), node)
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:

@@ -1,0 +1,240 @@
+"""What the step passes a compiled call, and how the step's walk follows it into the compiled code: the loop walker's
+half for arguments (mixed into `loop.LoopWalker`). A Python number, bool or str that changes between calls, directly
+or inside a dict/list/tuple the step builds, is a specialization per value (CC310); so is a tensor whose size
+changes (a recompile, then a dynamic graph), a record built anew whose fields the compiled code reads, and inputs
+that require grad at some calls only. An argument the compiled code never reads costs nothing (`flow.reads_argument`).
+Each compiled call is walked again with what it is passed (`rewalk`), so the branches those values decide are seen.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import nn
+
+from contract.checks.hotpath.calls import call_args
+from contract.checks.hotpath.fields import changing_fields, declared_scalar, hints, parameter_fields
+from contract.checks.hotpath.flow import Change, change, reads_argument, returns_number, sequence_of, step_arguments
+from contract.checks.hotpath.model import MISSING, Hazard, ScanState
+from contract.checks.hotpath.modes import record_call
+from contract.checks.hotpath.resolve import ENTRY, TRUSTED, CallArgs, Env, resolve, source_of
+from contract.checks.hotpath.shapes import changing_shape
+from contract.checks.hotpath.walk import visit_callable
+
+FIRST_CALL = Change(False, 1)
+"""The condition of first-call setup (`if i == 0:`): what runs under it happens before anything compiled."""
+
+
+class Arguments:
+    """The argument half of the loop walker (needs `state`, `env`, `items`, `conds` and `where` from it)."""
+
+    state: ScanState
+    env: Env
+    items: dict[str, list[Any]]
+    conds: list[Change]
+
+    if TYPE_CHECKING:  # provided by walk.Walker
+
+        def where(self, node: ast.AST) -> str: ...
+
+    def init_arguments(self) -> None:
+        self.scalars: set[str] = set()
+        """The locals of the function walked now that hold a Python number, bool or str."""
+        self.built: dict[str, ast.Call] = {}
+        """Locals the step assigned from a call (a record it may build anew every call)."""
+        self.shaped: set[str] = set()
+        """The locals of the function walked now that hold a tensor whose size changes between calls."""
+        self.literals: dict[str, ast.Dict | ast.List | ast.Tuple] = {}
+        """Locals the step assigned a dict/list/tuple display (`batch = {"task": TASKS[i], ...}`)."""
+        self.grad_inputs: set[str] = set()
+        """Locals the step made require grad (`real.requires_grad_()`)."""
+        self.optional: set[str] = set()
+        """Locals that are None at some calls and a value at others (`_sometimes_none`)."""
+
+    def hot_with_objects(self, node: ast.Call, module: nn.Module, region: str) -> None:
+        """A compiled call the step passes objects (a KV cache, a scheduler) or literal constants
+        (`output_attentions=True`): walk its forward again as hot code with them bound, so what it does to the
+        objects and the branches the constants decide are seen (every other argument stays unknown, as from ENTRY)."""
+        self.rewalk(module, region, step_arguments(node, call_args(self.env, node)))
+
+    def rewalk(self, module: nn.Module, region: str, passed: CallArgs | None) -> None:
+        """Walk a compiled forward again as the step calls it (see `hot_with_objects`); what it reaches is confirmed
+        (`ScanState.confirmed`)."""
+        target, self.state.target = self.state.target, id(module)
+        self.state.rewalking, self.state.called = True, self.state.called | {region}
+        try:
+            visit_callable(self.state, getattr(type(module), "forward", None), module, region, call=passed or ENTRY)
+        finally:
+            self.state.target, self.state.rewalking = target, False
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """Also remember the step's locals that hold a Python number (`lr = base * 0.9 ** i`) or a record it builds."""
+        super().visit_Assign(node)  # type: ignore[misc]
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if isinstance(node.value, ast.Call):
+                    self.built[target.id] = node.value
+                else:
+                    self.built.pop(target.id, None)
+                if self._scalar(node.value):
+                    self.scalars.add(target.id)
+                else:
+                    self.scalars.discard(target.id)
+                if changing_shape(self.env, node.value, self._scalar, self.shaped):
+                    self.shaped.add(target.id)
+                else:
+                    self.shaped.discard(target.id)
+                if isinstance(node.value, (ast.Dict, ast.List, ast.Tuple)):
+                    self.literals[target.id] = node.value
+                else:
+                    self.literals.pop(target.id, None)
+                if self._sometimes_none(node.value):
+                    self.optional.add(target.id)
+                else:
+                    self.optional.discard(target.id)
+
+    def _scalar(self, node: ast.expr) -> bool:
+        """A Python number, bool or str for certain (what Dynamo specializes on): constants, the step's index, locals
+        computed from them, items of a sequence of such constants, arithmetic and comparisons on them, f-strings,
+        `int()`/`float()`/`len()`/`str()` of anything and `round()`/`min()`/`max()`/`abs()`/`math.*` of them (never a
+        tensor)."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float, str)) and not isinstance(node.value, bool)
+        if isinstance(node, ast.JoinedStr):
+            return True
+        if isinstance(node, ast.Name):
+            index = self.state.step_index
+            own = index is not None and getattr(self.env.fn, "__code__", None) is index[0] and node.id == index[1]
+            return own or node.id in self.scalars or type(resolve(self.env, node)) in (int, float)
+        if isinstance(node, ast.BinOp):
+            return self._scalar(node.left) and self._scalar(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self._scalar(node.operand)
+        if isinstance(node, (ast.Compare, ast.BoolOp)):  # a flag such as `i % 2 == 0`: a bool, one graph per value
+            parts = [node.left, *node.comparators] if isinstance(node, ast.Compare) else node.values
+            return all(self._scalar(p) for p in parts)
+        if isinstance(node, ast.Subscript):  # `(1.0, 1.5, 7.5)[i]`, `BATCH_SIZES[i]`
+            return _constants(sequence_of(self.env, node.value))
+        if isinstance(node, ast.Call):
+            fn = resolve(self.env, node.func)
+            if returns_number(fn) or fn in (int, float, len, str) and len(node.args) == 1:  # always one, or raises
+                return True
+            numeric = fn in (round, min, max, abs) or getattr(fn, "__module__", None) == "math"
+            args = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], ast.Tuple) else node.args
+            return numeric and bool(args) and not node.keywords and all(self._scalar(a) for a in args)
+        return False
+
+    def scalar_arguments(self, node: ast.Call, module: nn.Module) -> None:
+        """A compiled call the step passes a Python number, bool or str that changes between calls (directly, or as an
+        item of a dict/list/tuple it builds): Dynamo specializes on it and recompiles (a number once, then it is
+        dynamic; a string, or anything where dynamic shapes are off, on every new value). Also a tensor whose size
+        changes, and a record built anew whose fields the compiled code reads."""
+        region = self.state.hot_modules.get(id(module))
+        if region is not None:
+            record_call(self.state, region, self.where(node), self._requires_grad(node))
+            self.hot_with_objects(node, module, region)
+        if region is None or any(c is FIRST_CALL for c in self.conds):
+            return
+        forward = getattr(type(module), "forward", None)
+        places = [(n, None) for n in range(len(node.args))] + [(None, k.arg) for k in node.keywords]
+        for (position, keyword), arg in zip(places, [*node.args, *(k.value for k in node.keywords)], strict=True):
+            self.record_argument(arg, module, region, position, keyword)
+            if not reads_argument(forward, module, position, keyword):
+                continue
+            spread = arg.value if isinstance(arg, ast.Starred) else arg
+            if changing_shape(self.env, spread, self._scalar, self.shaped) or self.shapes_over_loop(arg) > 1:
+                self._argument("loop-shape", arg, region, f"`{ast.unparse(arg)[:60]}`")
+            scalar = self._scalar(arg) or declared_scalar(forward, position, keyword)
+            if change(self.env, arg) is not None and scalar:
+                self._argument("loop-arg", arg, region, f"`{ast.unparse(arg)[:60]}`")
+            if self._sometimes_none(arg) or isinstance(arg, ast.Name) and arg.id in self.optional:
+                self._argument("loop-none", arg, region, f"`{ast.unparse(arg)[:60]}`, None at some calls only,")
+            item = self._changing_item(arg)
+            if item is not None:
+                self._argument("loop-arg", item, region, f"`{ast.unparse(item)[:60]}` (in `{ast.unparse(arg)[:30]}`)")
+
+    def _argument(self, kind: str, node: ast.expr, region: str, what: str) -> None:
+        self.state.hazards.append(Hazard(kind=kind, where=self.where(node), region=region, what=what, certain=False))
+
+    def _changing_item(self, arg: ast.expr) -> ast.expr | None:
+        """The first changing Python constant inside a dict/list/tuple the step builds and passes
+        (`{"task": TASKS[i], "state": obs}`)."""
+        built = self.literals.get(arg.id) if isinstance(arg, ast.Name) else arg
+        if not isinstance(built, (ast.Dict, ast.List, ast.Tuple)):
+            return None
+        items = built.values if isinstance(built, ast.Dict) else built.elts
+        return next((e for e in items if self._scalar(e) and change(self.env, e) is not None), None)
+
+    def _sometimes_none(self, node: ast.expr) -> bool:
+        """`None if all(r.top_k is None for r in reqs) else torch.tensor(...)` under a test that changes between
+        calls: Dynamo guards on which one it is given (an optional mask, cache or sampling tensor)."""
+        if not isinstance(node, ast.IfExp) or change(self.env, node.test) is None:
+            return False
+        branches = [isinstance(b, ast.Constant) and b.value is None for b in (node.body, node.orelse)]
+        return branches[0] != branches[1]
+
+    def marks_grad(self, node: ast.Call) -> bool:
+        """`x.requires_grad_()` on one of the step's locals (R1 regularisation, input gradients): remember it."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and isinstance(func.value, ast.Name)):
+            return False
+        off = bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value is False
+        (self.grad_inputs.discard if off else self.grad_inputs.add)(func.value.id)
+        return True
+
+    def _requires_grad(self, node: ast.Call) -> bool:
+        """Whether a compiled call gets an input the step made require grad (Dynamo guards each input's flag)."""
+        names = {a.id for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name)}
+        return bool(names & self.grad_inputs)
+
+    def shapes_over_loop(self, arg: ast.expr) -> int:
+        """How many tensor shapes of one rank a loop variable of the step takes over its real items (`for p in
+        model.parameters(): model.orthogonalize(p)`): each new shape is a recompile. Counted per rank, since a loop
+        that filters its items filters by rank (`if p.ndim == 2:`)."""
+        items = self.items.get(arg.id, []) if isinstance(arg, ast.Name) else []
+        shapes = {tuple(v.shape) for v in items if isinstance(v, torch.Tensor)}
+        return max((sum(len(s) == rank for s in shapes) for rank in {len(s) for s in shapes}), default=0)
+
+    def record_argument(
+        self, arg: ast.expr, module: nn.Module, region: str, position: int | None, keyword: str | None
+    ) -> None:
+        """A record the step builds anew each call (`meta = AttnMetadata(lens, max_len=5 + i)`) and passes to a
+        compiled call whose forward reads one of its changing Python fields (`meta.max_len`): a guard on that
+        field fails every time it changes (vLLM's per-step attention metadata)."""
+        call = self.built.get(arg.id) if isinstance(arg, ast.Name) else arg if isinstance(arg, ast.Call) else None
+        if call is None:
+            return
+        cls = resolve(self.env, call.func)
+        if not isinstance(cls, type) or cls.__module__.split(".")[0] in TRUSTED or not hints(cls):
+            return
+        moving = changing_fields(cls, call, lambda e: change(self.env, e) is not None)
+        forward = getattr(type(module), "forward", None)
+        source = source_of(self.state, forward) if moving and forward is not None else None
+        found = parameter_fields(source.node, position, keyword) if source is not None else None
+        read = sorted(moving & found[1]) if found else []
+        if read:
+            what = f"`{ast.unparse(arg)[:40]}` (a new {cls.__name__} every call; the compiled code reads its {', '.join(read)})"
+            self.state.hazards.append(
+                Hazard(kind="loop-arg", where=self.where(arg), region=region, what=what, certain=False)
+            )
+
+
+def _constants(values: Any) -> bool:
+    """A tuple or list of Python numbers or strings (its items are what the step indexes out)."""
+    return isinstance(values, (tuple, list)) and bool(values) and all(type(v) in (int, float, str) for v in values)
+
+
+def same_every_call(call: CallArgs) -> CallArgs:
+    """What eager code passes a compiled call that the scan knows and that does not change between calls; every
+    other argument unknown and changing, as ENTRY's."""
+
+    def keep(value: Any, taint: str) -> tuple[Any, str]:
+        return (value, "") if value is not MISSING and not taint else (MISSING, "some")
+
+    return CallArgs(
+        positional=tuple(keep(v, t) for v, t in call.positional),
+        keywords=tuple((k, *keep(v, t)) for k, v, t in call.keywords),
+        rest="some",
+    )

@@ -27,6 +27,7 @@ from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Pro
 from contract.checks.hotpath.resolve import (
     ANY_KEY,
     CONTENTS,
+    ENTRY,
     CallArgs,
     Env,
     cell_value,
@@ -109,8 +110,8 @@ def visit_module(
 ) -> None:
     """A submodule called on the hot path: its method (and `__call__` override), or torch containers' children."""
     cls = type(module)
-    if cls.__module__.split(".")[0] == "torch":
-        if isinstance(module, (nn.Sequential, nn.ModuleList, nn.ModuleDict)):
+    if cls.__module__.split(".")[0] == "torch":  # torch's own methods (`seq.modules()`) run no user code
+        if method == "forward" and isinstance(module, (nn.Sequential, nn.ModuleList, nn.ModuleDict)):
             for child in module.children():
                 visit_module(state, child, region, depth + 1, guard=guard, walker=walker)
         return
@@ -217,7 +218,13 @@ class Walker(Locals, ast.NodeVisitor):
         type(self)(self.state, src, self.env.nested(node), self.region, self.depth + 1, self.guard).run()
 
     def enter_module(self, module: nn.Module, method: str = "forward", call: CallArgs | None = None) -> None:
-        """Follow a submodule (or one of its methods) called from here."""
+        """Follow a submodule (or one of its methods) called from here; torch's containers call their children in
+        turn (the first with what the container is given), each through this walker (a compiled child is a
+        compiled call for the loop walker)."""
+        if method == "forward" and isinstance(module, (nn.Sequential, nn.ModuleList, nn.ModuleDict)):
+            for n, child in enumerate(module.children()):
+                self.enter_module(child, call=call if n == 0 else ENTRY)
+            return
         visit_module(self.state, module, self.region, self.depth, method, self.guard, type(self), call)
 
     def special_call(self, node: ast.Call, callee: Any) -> bool:

@@ -19,7 +19,7 @@ import torch._dynamo
 import torch._dynamo.callback
 import torch._dynamo.utils
 
-from tests.checks.hotpath import holdout, holdout2, holdout3, holdout4, holdout5, holdout6
+from tests.checks.hotpath import holdout, holdout2, holdout3, holdout4, holdout5, holdout6, holdout7
 
 STEPS = 8
 CORPORA: dict[str, ModuleType] = {
@@ -29,8 +29,9 @@ CORPORA: dict[str, ModuleType] = {
     "holdout4": holdout4,
     "holdout5": holdout5,
     "holdout6": holdout6,
+    "holdout7": holdout7,
 }
-MIN_CASES = {"holdout": 45, "holdout2": 25, "holdout3": 10, "holdout4": 10, "holdout5": 10, "holdout6": 10}
+MIN_CASES = {"holdout": 45, "holdout2": 25, "holdout3": 10, "holdout4": 10, "holdout5": 10, "holdout6": 10, "holdout7": 10}
 """Each corpus keeps at least the cases it was built with."""
 
 

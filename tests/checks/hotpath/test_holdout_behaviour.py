@@ -31,7 +31,15 @@ CORPORA: dict[str, ModuleType] = {
     "holdout6": holdout6,
     "holdout7": holdout7,
 }
-MIN_CASES = {"holdout": 45, "holdout2": 25, "holdout3": 10, "holdout4": 10, "holdout5": 10, "holdout6": 10, "holdout7": 10}
+MIN_CASES = {
+    "holdout": 45,
+    "holdout2": 25,
+    "holdout3": 10,
+    "holdout4": 10,
+    "holdout5": 10,
+    "holdout6": 10,
+    "holdout7": 10,
+}
 """Each corpus keeps at least the cases it was built with."""
 
 

@@ -35,7 +35,7 @@ def form_of(value: ast.expr, target: ast.expr) -> str:
     """(Cached per parsed node: every instance of a layer walks the same assignments.) How an assignment rewrites its
     target: `step` changes it every call (`x = x + 1`, `x = not x`), `settle`
     normalises or bounds it and stops changing (`max(x, n)`, `x or d`, `Mode(x)`), `selfref` reads it otherwise,
-    `assign` does not read it."""
+    `assign` does not read it (the walk marks a tensor assigned `tensor`, and a saved value put back `restore`)."""
     text = ast.unparse(target)
     if not reads_same(value, target):
         return "assign"
@@ -192,8 +192,8 @@ def write_hazard(w: Write, reads: dict[tuple[int, str], Any]) -> Hazard | None:
             if w.form != "assign"
             else None
         )
-    if w.form == "settle":
-        return None
+    if w.form == "settle" or w.form == "tensor" and (isinstance(value, torch.Tensor) or not w.read_before):
+        return None  # a tensor set before anything reads it (`state.CB = self.CB`) is no guard at the call's entry
     if isinstance(value, float) or dropout_p(w):
         return Hazard(kind="float", what=shown, where=w.where, region=w.region)
     if is_scalar(value) and w.form == "step":

@@ -112,11 +112,17 @@ _COMPARE = {
     ast.IsNot: operator.is_not,
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
 }
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
 def compare(env: Env, test: ast.Compare) -> Cond:
-    """`self.mode == "x"`, `self.cache is None`: decided on the real objects when both sides are known scalars."""
+    """`self.mode == "x"`, `self.cache is None`, `threshold > 0.0`: decided on the real objects when both sides are
+    known scalars."""
     if len(test.ops) != 1 or type(test.ops[0]) not in _COMPARE:
         return UNKNOWN
     sides = [state_value(env, test.left), state_value(env, test.comparators[0])]
@@ -125,6 +131,8 @@ def compare(env: Env, test: ast.Compare) -> Cond:
         return UNKNOWN
     if isinstance(test.ops[0], (ast.In, ast.NotIn)) and not all(isinstance(v, str) for v in values):
         return UNKNOWN
+    if isinstance(test.ops[0], _ORDER) and not all(type(v) in (int, float) for v in values):
+        return UNKNOWN  # `threshold > 0.0` on numbers only
     value = bool(_COMPARE[type(test.ops[0])](*values))
     keys = frozenset().union(*(s.keys for s in sides))
     if keys:

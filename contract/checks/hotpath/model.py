@@ -66,6 +66,8 @@ class Write:
     """The constant assigned, for `x = False` (a hot write that cannot turn a dormant guard on)."""
     via: str = ""
     """`cell` for a closure variable, `class` for a class attribute (torch 2.11 handles both differently)."""
+    read_before: bool = False
+    """The hot path read this state before this write (Dynamo guards the value it finds at the call's entry)."""
 
 
 @dataclass(kw_only=True)
@@ -105,6 +107,8 @@ class ScanState:
     visited: set[tuple[Any, ...]] = field(default_factory=set)
     """(code, owner id, region, hot?) of each function visit, and (code, line, ...) of each nested one."""
     writes: list[Write] = field(default_factory=list)
+    call_reads: set[tuple[int, str]] = field(default_factory=set)
+    """State read so far in the walk of the call being walked (a region's method, from its start)."""
     reads: dict[tuple[int, str], tuple[str, str]] = field(default_factory=dict)
     """(container id, name) of state read on the hot path -> (`file:line`, region) of its first read."""
     scalar_reads: dict[tuple[str, str, str], dict[int, set[Any]]] = field(default_factory=dict)

@@ -7,6 +7,7 @@ import ast
 import builtins
 import functools
 import inspect
+import sys
 import textwrap
 import types
 from collections.abc import Callable, Iterator
@@ -20,27 +21,9 @@ from contract.checks.hotpath.fields import hints, tensor_hint
 from contract.checks.hotpath.model import MISSING, FunctionNode, Prop, ScanState, Source
 from contract.findings import source_path
 
-TRUSTED = (
-    "torch",
-    "builtins",
-    "functools",
-    "typing",
-    "collections",
-    "contextlib",
-    "abc",
-    "enum",
-    "dataclasses",
-    "copy",
-    "inspect",
-    "warnings",
-    "logging",
-    "math",
-    "operator",
-    "itertools",
-    "numpy",
-    "einops",
-)
-"""Packages whose code is not parsed: Dynamo knows torch; the rest are not user state."""
+TRUSTED = frozenset({"torch", "numpy", "einops"}) | frozenset(sys.stdlib_module_names)
+"""Packages whose code is not parsed: Dynamo knows torch; the standard library (`re`, `logging`, `warnings`, ...)
+and numpy hold no user state, and their calls that break the graph are known by identity where they are made."""
 
 
 def source_of(state: ScanState, fn: Callable) -> Source | None:

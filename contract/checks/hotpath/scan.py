@@ -12,9 +12,11 @@ eval mode, a debug flag that is off) is scanned as *dormant*: reported (as a war
 step turns that state on. Given the engine's `step`, the scan also reads what it writes between compiled calls
 (`loop`).
 
-The pieces, by concern: `resolve` (names and values on the real objects), `walk`, `locals` and `calls` (the AST
-walk), `flow` (what changes between calls), `conditions` (what a test is worth under compile), `classify` (writes ->
-hazards), `loop` (the step's side); `model` holds the records.
+The pieces, by concern: `resolve` (names and values on the real objects), `walk`, `access`, `locals` and `calls`
+(the AST walk: control flow, reads and writes, locals, calls), `tensors` (which values are tensors), `flow` (what
+changes between calls), `conditions` (what a test is worth under compile), `shapes` (sizes that change), `classify`
+(writes -> hazards), `loop` and `arguments` (the step's side: its writes, what it passes compiled calls); `model`
+holds the records.
 """
 
 from __future__ import annotations

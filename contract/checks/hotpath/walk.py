@@ -17,30 +17,21 @@ from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath import calls
+from contract.checks.hotpath.access import Access
 from contract.checks.hotpath.classify import aug_form, form_of, literal
 from contract.checks.hotpath.conditions import cond, tested_values, walk_expr
-from contract.checks.hotpath.fields import fields_read, tensor_fields_only
-from contract.checks.hotpath.flow import taint_of
 from contract.checks.hotpath.frames import graphless
 from contract.checks.hotpath.locals import Locals, single_assignments
-from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, Prop, ScanState, Source, Write
+from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, ScanState, Source
 from contract.checks.hotpath.resolve import (
     ANY_KEY,
-    CONTENTS,
     ENTRY,
     CallArgs,
     Env,
-    cell_value,
-    chain,
-    class_holding,
-    parent_and_name,
     resolve,
-    slot_of,
     source_of,
-    static_get,
     static_key,
     user_code,
-    value_at,
 )
 from contract.checks.hotpath.shapes import grows_by_concat
 from contract.checks.hotpath.tensors import tensor_valued
@@ -68,6 +59,8 @@ def visit_callable(
         return
     state.visited.add(key)
     state.visits += 1
+    if depth == 0:  # a call's walk starts: nothing read in it yet
+        state.call_reads = set()
     src = source_of(state, fn)
     if src is not None:
         cls(state, src, Env.of(fn, owner, src.node, call), region, depth, guard).run()
@@ -154,7 +147,7 @@ LOOP_SKIP = (
 """Dynamo does not resume after a break inside a loop: "graph break in loop ... Skipping the frame"."""
 
 
-class Walker(Locals, ast.NodeVisitor):
+class Walker(Access, Locals, ast.NodeVisitor):
     """Walks one function's body once for one (function, instance) visit, emitting hazards and further visits."""
 
     MODE = "hot"
@@ -234,6 +227,7 @@ class Walker(Locals, ast.NodeVisitor):
     def note_read(self, key: tuple[int, str], node: ast.AST) -> None:
         """Remember state read on the hot path (the loop walker reads nothing hot)."""
         self.state.reads.setdefault(key, (self.where(node), self.region))
+        self.state.call_reads.add(key)
 
     # ------------------------------------------------------------------------------------------ control flow
 
@@ -383,8 +377,7 @@ class Walker(Locals, ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
-            form = "restore" if self._restores(target, node.value) else form_of(node.value, target)
-            self.record_write(target, form, node, literal(node.value), node.value)
+            self._record_assign(target, node.value, node)
             self._save(target, node.value)
             if grows_by_concat(self.env, target, node.value):
                 self.hazard("grown", node, f"{ast.unparse(target)[:60]} (a tensor)", certain=False)
@@ -396,6 +389,21 @@ class Walker(Locals, ast.NodeVisitor):
         for target in node.targets:
             if not isinstance(target, (ast.Attribute, ast.Name)):
                 self.visit(target)
+
+    def _record_assign(self, target: ast.expr, value: ast.expr, node: ast.AST) -> None:
+        """Record an assignment's writes, element by element for `a.x, a.y = b, c`; a tensor assigned is form
+        `tensor` (Dynamo guards a tensor's metadata, not its value: no Python-state hazard)."""
+        if (
+            isinstance(target, (ast.Tuple, ast.List))
+            and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts)
+        ):
+            for t, v in zip(target.elts, value.elts, strict=True):
+                self._record_assign(t, v, node)
+            return
+        restores = self._restores(target, value)
+        form = "restore" if restores else "tensor" if tensor_valued(self.env, value) else form_of(value, target)
+        self.record_write(target, form, node, literal(value), value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -456,111 +464,6 @@ class Walker(Locals, ast.NodeVisitor):
         calls.on_call(self, node)
         self.generic_visit(node)
 
-    # ------------------------------------------------------------------------------------------------ events
-
-    def _read(self, node: ast.Attribute) -> None:
-        base = chain(node.value)
-        if base is not None and base[0] in self.items and base[0] not in self.env.args:
-            with self.each(base[0]) as values:
-                for value in values:
-                    self.env.args[base[0]] = value
-                    self._read(node)
-            return
-        parent = resolve(self.env, node.value)
-        if parent is MISSING or isinstance(parent, Prop):
-            return
-        value = static_get(parent, node.attr)
-        if value is MISSING:
-            self._lazy_attribute(parent, node.attr)
-        if value is None and tensor_fields_only(parent, node.attr, fields_read(self.src.node, node)):
-            return  # an unset slot read only for its tensor fields: the object the loop puts there never recompiles
-        self.note_read((id(slot_of(parent)), node.attr), node)
-        holder = class_holding(parent, node.attr)
-        if holder is not None:  # a class attribute read through an instance: `M.scale = i` changes it too
-            self.note_read((id(holder), node.attr), node)
-        if isinstance(value, Prop):
-            self.enter(value.prop.fget, parent)
-        elif type(value) in (int, str) and isinstance(parent, nn.Module) and _on_self(self.env, node):
-            key = (self.region, self.where(node), f"{type(parent).__name__}.{node.attr}")
-            self.state.scalar_reads.setdefault(key, {}).setdefault(self.state.target, set()).add(value)
-            if self.state.branches:
-                self.state.branch_reads.add(key)
-            if self.state.rewalking:
-                self.state.confirmed.add(key)
-
-    def _lazy_attribute(self, parent: Any, name: str) -> None:
-        """An attribute the object does not hold runs its class's `__getattr__` on every read (vLLM's `envs`, lazy
-        config objects): walk it with the name bound, as the compiled code runs it."""
-        getter = inspect.getattr_static(type(parent), "__getattr__", None)
-        if isinstance(getter, types.FunctionType) and user_code(getter):
-            self.enter(getter, parent, CallArgs(positional=((name, ""),)))
-
-    def record_write(
-        self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING, value: ast.expr | None = None
-    ) -> None:
-        """A write to `target`: to each element when it goes through a loop variable, to a property's setter."""
-        if isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self.record_write(elt, form, node)
-            return
-        base = chain(target.value) if isinstance(target, (ast.Attribute, ast.Subscript)) else None
-        if base is not None and base[0] in self.items and base[0] not in self.env.args:
-            with self.each(base[0]) as values:
-                for item in values:
-                    self.env.args[base[0]] = item
-                    self.record_write(target, form, node, literal, value)
-            return
-        found = parent_and_name(self.env, target)
-        if found is None:
-            return
-        parent, key, what = found
-        if isinstance(target, ast.Subscript) and calls.dict_grows(self.env, target, parent, key):
-            self.record_write(target.value, "mutate", node)
-        if isinstance(target, ast.Attribute):
-            prop = static_get(parent, key)
-            if isinstance(prop, Prop):
-                if prop.prop.fset is not None:
-                    self.enter(prop.prop.fset, parent, CallArgs(positional=((MISSING, taint_of(self.env, value)),)))
-                return
-        if (
-            isinstance(target, ast.Subscript)
-            and isinstance(target.value, ast.Name)
-            and self.env.is_default(target.value.id)
-            and value_at(parent, key) is MISSING
-        ):  # a new key in a mutable default: it grows across calls
-            self.emit_write(parent, CONTENTS, f"default argument {target.value.id}", "mutate", node)
-        self.emit_write(parent, key, what, form, node, literal, value)
-
-    def emit_write(
-        self,
-        parent: Any,
-        key: str,
-        what: str,
-        form: str,
-        node: ast.AST,
-        literal: Any = MISSING,
-        value: ast.expr | None = None,
-    ) -> None:
-        """Record one resolved write, with the state's current value, for `classify`."""
-        is_cell = type(parent).__name__ == "cell"
-        store = parent.cell_contents if is_cell else parent
-        current = parent if key == CONTENTS else cell_value(parent) if is_cell else value_at(parent, key)
-        via = "cell" if is_cell else "class" if isinstance(parent, type) else ""
-        self.state.writes.append(
-            Write(
-                key=(id(parent), key),
-                value=current,
-                form=form,
-                where=self.where(node),
-                region=self.region,
-                what=what,
-                owner=store,
-                guard=self.guard,
-                literal=literal,
-                via=via,
-            )
-        )
-
     def _test(self, test: ast.expr) -> None:
         """Python control flow on a tensor's value breaks the graph: `.item()`, `int(t)`, `t.sum() > 0` in a test."""
         for sub in walk_expr(test):
@@ -581,9 +484,3 @@ class Walker(Locals, ast.NodeVisitor):
         for sub in tested_values(test):
             if tensor_valued(self.env, sub):
                 return self.hazard("item-branch", sub, f"tensor {ast.unparse(sub)[:60]} in a condition")
-
-
-def _on_self(env: Env, node: ast.Attribute) -> bool:
-    """Whether an attribute chain starts at the function's `self`."""
-    parsed = chain(node)
-    return parsed is not None and parsed[0] == env.self_name

@@ -18,6 +18,7 @@ from contract.checks.probe.rules import (
     GRAPH_BREAKS,
     LATE_HOOK,
     LIMIT_HIT,
+    PER_INSTANCE,
     PROBE_FAILED,
     RECOMPILES,
 )
@@ -63,6 +64,7 @@ def judge(contract: Any, result: ProbeResult) -> list[Finding]:
     return [
         *_recompiles(regions, result),
         *_limit_hits(result),
+        *_per_instance(result),
         *_breaks(regions, result),
         *_late_hooks(result),
         *_failure(result),
@@ -184,6 +186,39 @@ def _limit_hits(result: ProbeResult) -> list[Finding]:
             )
         )
     return out
+
+
+def _per_instance(result: ProbeResult) -> list[Finding]:
+    """CC408, once per region: more than one of its instances of one structure compiled their shared entry frame
+    (each instance's first compile was of the same Dynamo frame), so no graph is reused across them. Instances of
+    different structures (DeepSeek's dense and MoE layers) compile apart by design; a resume frame after a graph
+    break that recompiles for the values it is handed is not this (CC401/CC406 judge it); a region that hit the
+    recompile limit is CC402 already."""
+    first: dict[tuple[str, str], str] = {}  # (region, instance) -> the frame of its first compile: its entry
+    for e in result.named("compile"):
+        first.setdefault((e.fields["region"], e.fields["module"]), _frame(e))
+    compiled_by: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for (region, module), frame in first.items():
+        compiled_by[(region, frame, result.structure.get(module, module))].add(module)
+    limited = {e.fields["region"] for e in result.named("recompile_limit_hit")}
+    out: list[Finding] = []
+    for (region, frame, _), modules in compiled_by.items():
+        if len(modules) < 2 or region in limited or any(f.location == region for f in out):
+            continue
+        out.append(
+            PER_INSTANCE.finding(
+                region,
+                f"region {region!r}: {len(modules)} instances each compiled their shared code (Dynamo frame {frame}), "
+                f"one graph per instance instead of one for all ({_some(sorted(modules))})",
+                "make the per-instance value a buffer or read it outside forward (see CC309), or give instances of "
+                "different shapes regions of their own",
+            )
+        )
+    return out
+
+
+def _some(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _breaks(regions: dict[str, Any], result: ProbeResult) -> list[Finding]:

@@ -199,4 +199,47 @@ out of the compiled method, or keep that region eager (`enabled = false` with a 
 """,
 )
 
-RULES: tuple[Rule, ...] = (RECOMPILES, LIMIT_HIT, GRAPH_BREAKS, LATE_HOOK, PROBE_FAILED, GENERALIZED, COMPILE_FAILED)
+PER_INSTANCE = Rule(
+    code="CC408",
+    name="compiled-once-per-instance",
+    severity="warning",
+    doc="""\
+## What it does
+Reports a region whose instances (the layers a glob like `model.layers.*` matched) each compiled the code they
+share: one graph per instance instead of one for all. The monitor counts a recompile per instance, so these compiles
+are no recompile to it; Dynamo keeps one cache per code object, so it sees one recompile per instance. The usual
+causes are Python state that differs per instance (`self.layer_idx` read in forward, a per-layer flag), parameters
+or buffers of different shapes under one glob, or hooks that differ per layer.
+
+## Why it matters
+Regional compilation is chosen to compile a block once and reuse it for every layer; here the compile time grows
+with the layer count, and past the recompile limit (8 by default) Dynamo stops compiling and the remaining layers
+run eager, silently (CC402 when the probe sees it).
+
+## Example
+```toml
+[contract]
+model = "mypkg.models:build"
+step = "mypkg.models:step"   # CC408: region 'layers': 4 instances each compiled the shared forward (frame 0)
+
+[[region]]
+name = "layers"
+module = "model.layers.*"
+```
+
+## Fix
+Make the per-instance value a tensor (a buffer) or read it outside the compiled method (CC309 names it when the scan
+can see it); put instances of different shapes in regions of their own; or compile the parent module whole.
+""",
+)
+
+RULES: tuple[Rule, ...] = (
+    RECOMPILES,
+    LIMIT_HIT,
+    GRAPH_BREAKS,
+    LATE_HOOK,
+    PROBE_FAILED,
+    GENERALIZED,
+    COMPILE_FAILED,
+    PER_INSTANCE,
+)

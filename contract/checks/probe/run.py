@@ -58,6 +58,9 @@ class ProbeResult:
     """The step's exception, one line, when it raised."""
     compile_failed: bool = False
     """The exception came from compiling a region (Dynamo's tracing or the backend), not from the user's step."""
+    structure: dict[str, str] = field(default_factory=dict)
+    """Module path of each region instance -> its structure (the classes of its modules, in order): instances of
+    one structure are meant to share their compiled code."""
 
     def named(self, name: str) -> list[Event]:
         """The events of one kind, in order."""
@@ -116,6 +119,7 @@ def probe(
         _apply_and_run(recorder, binding, model, step, steps, result)
         result.regions = mon.snapshot()
         result.hooks_added = _new_hooks(binding, recorder.hooks_at_compile)
+        result.structure = {t.path or "<root>": _structure(t.module) for t in binding.targets()}
     finally:
         mon.stop()
         for target in binding.targets():
@@ -143,6 +147,11 @@ def _apply_and_run(
             result.error = f"step {i} raised {_compile_error(exc) if result.compile_failed else _one_line(exc)}"
             return
         result.steps = i + 1
+
+
+def _structure(module: nn.Module) -> str:
+    """The classes of a module's modules, in order (a dense layer and an MoE layer under one glob differ)."""
+    return ",".join(type(m).__qualname__ for m in module.modules())
 
 
 def _runs_eager(step: Callable, model: nn.Module, i: int) -> bool:

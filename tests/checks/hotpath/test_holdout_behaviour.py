@@ -192,8 +192,9 @@ def test_observed_behaviour(corpus: str, name: str) -> None:
     observed = measure(case)
     assert observed == expected(case)
     frames = getattr(case, "FRAMES", 1)
-    if case.LABEL is None:
-        assert observed == {"compiles_over_8_steps": frames, "graph_breaks": 0}, "a clean case compiles each frame once"
+    if case.LABEL is None:  # labelled on torch 2.13: an older torch may still break there (OBSERVED_BY_TORCH)
+        clean = {"compiles_over_8_steps": frames, "graph_breaks": 0}
+        assert case.OBSERVED == clean, "a clean case compiles each frame once"
     elif not hasattr(case, "LATENT"):
         recorded = [case.OBSERVED, *getattr(case, "OBSERVED_BY_TORCH", {}).values()]
         assert any(misbehaves(seen, frames) for seen in recorded), "a hazard recompiles or breaks on some torch"

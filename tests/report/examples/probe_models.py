@@ -25,9 +25,9 @@ class Layer(nn.Module):
 
 
 class Stack(nn.Module):
-    def __init__(self) -> None:
+    def __init__(self, n: int = 10) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(Layer(i) for i in range(10))
+        self.layers = nn.ModuleList(Layer(i) for i in range(n))
 
     def forward(self, x):
         for layer in self.layers:
@@ -52,6 +52,10 @@ def scaled() -> nn.Module:
 
 def stack() -> nn.Module:
     return Stack()
+
+
+def short_stack() -> nn.Module:
+    return Stack(3)
 
 
 def chatty() -> nn.Module:

@@ -9,6 +9,7 @@ from tests.checks.hotpath.holdout6._helpers_c import DeepSpeedZeRoOffload
 LABEL = "pre-hook"
 SOURCE = "https://github.com/deepspeedai/DeepSpeed/pull/5325"
 OBSERVED = {"compiles_over_8_steps": 19, "graph_breaks": 13}
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 16, "graph_breaks": 13}}  # measured on the H100 machine
 
 
 class DecoderLayer(nn.Module):

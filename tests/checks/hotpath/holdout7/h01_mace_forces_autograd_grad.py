@@ -12,6 +12,7 @@ from tests.checks.hotpath.holdout7._helpers_a import get_outputs
 LABEL = "graph-break"
 SOURCE = "https://github.com/ACEsuit/mace/pull/300"
 OBSERVED = {"compiles_over_8_steps": 6, "graph_breaks": 4}
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 7, "graph_breaks": 4}}  # measured on the H100 machine
 
 
 class RadialEmbedding(nn.Module):

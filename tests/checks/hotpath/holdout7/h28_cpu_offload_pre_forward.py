@@ -9,6 +9,7 @@ from tests.checks.hotpath.holdout7._helpers_b import cpu_offload_with_hook
 LABEL = "hook"
 SOURCE = "https://github.com/huggingface/accelerate/issues/3885"
 OBSERVED = {"compiles_over_8_steps": 6, "graph_breaks": 3}
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 9, "graph_breaks": 6}}  # measured on the H100 machine
 REGION = "transformer"
 
 

@@ -9,6 +9,7 @@ from tests.checks.hotpath.holdout7 import _helpers_c as arch_info
 LABEL = "helper-module"
 SOURCE = "https://github.com/ROCm/aiter/pull/2688"
 OBSERVED = {"compiles_over_8_steps": 12, "graph_breaks": 4}
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 13, "graph_breaks": 12}}  # measured on the H100 machine
 
 _GEMM_CONFIGS = {"gfx942": {"BLOCK_K": 4}, "gfx950": {"BLOCK_K": 8}}
 

@@ -231,6 +231,25 @@ def is_compiler_disabled(fn: Any) -> bool:
     return bool(getattr(fn, "_torchdynamo_disable", False))
 
 
+SYSTEM_MODULES = frozenset({"posix", "nt", "os", "time", "socket", "_socket", "gc", "_thread", "resource", "signal"})
+SYSTEM_MODULES |= frozenset({"select", "sys", "zlib", "_hashlib", "_random", "pwd", "grp"})
+"""C modules that talk to the process or the machine (`os.uname()`, `socket.gethostname()`, `gc.collect()`)."""
+
+
+def untraceable_system_call(fn: Any) -> bool:
+    """A C function of a system module that Dynamo's trace rules skip (`torch._dynamo.trace_rules.lookup` gives
+    `SkipFunctionVariable`, torch 2.11 and 2.13): calling it from compiled code breaks the graph. Polyfilled ones
+    (`sys.intern`) and in-graph ones (`math.*`) are traced."""
+    if type(fn).__name__ != "builtin_function_or_method" or getattr(fn, "__module__", None) not in SYSTEM_MODULES:
+        return False
+    from torch._dynamo import trace_rules
+
+    try:
+        return getattr(trace_rules.lookup(fn), "__name__", "") == "SkipFunctionVariable"
+    except Exception:  # a torch without the rule table: unknown, not reported
+        return False
+
+
 def is_disable_decorator(fn: Any) -> bool:
     """`torch.compiler.disable` or the private `torch._dynamo.disable` older code decorates with (torch 2.11-2.13)."""
     import torch._dynamo

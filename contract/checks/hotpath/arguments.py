@@ -9,6 +9,8 @@ Each compiled call is walked again with what it is passed (`rewalk`), so the bra
 from __future__ import annotations
 
 import ast
+import inspect
+import types
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -40,17 +42,19 @@ class Arguments:
         def where(self, node: ast.AST) -> str: ...
 
     def init_arguments(self) -> None:
-        self.scalars: set[str] = set()
+        """The function's locals start with what its caller marked its parameters (`CallArgs.marks`)."""
+        marks = self.env.marks
+        self.scalars: set[str] = {n for n, m in marks.items() if m == "scalar"}
         """The locals of the function walked now that hold a Python number, bool or str."""
         self.built: dict[str, ast.Call] = {}
         """Locals the step assigned from a call (a record it may build anew every call)."""
-        self.shaped: set[str] = set()
+        self.shaped: set[str] = {n for n, m in marks.items() if m == "sized"}
         """The locals of the function walked now that hold a tensor whose size changes between calls."""
         self.literals: dict[str, ast.Dict | ast.List | ast.Tuple] = {}
         """Locals the step assigned a dict/list/tuple display (`batch = {"task": TASKS[i], ...}`)."""
         self.grad_inputs: set[str] = set()
         """Locals the step made require grad (`real.requires_grad_()`)."""
-        self.optional: set[str] = set()
+        self.optional: set[str] = {n for n, m in marks.items() if m == "none"}
         """Locals that are None at some calls and a value at others (`_sometimes_none`)."""
 
     def hot_with_objects(self, node: ast.Call, module: nn.Module, region: str) -> None:
@@ -155,6 +159,27 @@ class Arguments:
             if item is not None:
                 self._argument("loop-arg", item, region, f"`{ast.unparse(item)[:60]}` (in `{ast.unparse(arg)[:30]}`)")
 
+    def marks_of(self, node: ast.Call, skip: int = 0) -> tuple[tuple[int | str, str], ...]:
+        """What a call from the step's side passes on (`CallArgs.marks`), so an eager parent's forward or a helper
+        knows which of its parameters hold a changing size, a Python number or a sometimes-None value."""
+        places: list[tuple[int | str, ast.expr]] = list(enumerate(node.args[skip:]))
+        places += [(k.arg, k.value) for k in node.keywords if k.arg]
+        out: list[tuple[int | str, str]] = []
+        for place, arg in places:
+            if isinstance(arg, ast.Starred):
+                break
+            mark = self._mark(arg)
+            if mark:
+                out.append((place, mark))
+        return tuple(out)
+
+    def _mark(self, arg: ast.expr) -> str:
+        if changing_shape(self.env, arg, self._scalar, self.shaped):
+            return "sized"
+        if self._sometimes_none(arg) or isinstance(arg, ast.Name) and arg.id in self.optional:
+            return "none"
+        return "scalar" if self._scalar(arg) else ""
+
     def _argument(self, kind: str, node: ast.expr, region: str, what: str) -> None:
         self.state.hazards.append(Hazard(kind=kind, where=self.where(node), region=region, what=what, certain=False))
 
@@ -200,14 +225,15 @@ class Arguments:
     def record_argument(
         self, arg: ast.expr, module: nn.Module, region: str, position: int | None, keyword: str | None
     ) -> None:
-        """A record the step builds anew each call (`meta = AttnMetadata(lens, max_len=5 + i)`) and passes to a
-        compiled call whose forward reads one of its changing Python fields (`meta.max_len`): a guard on that
-        field fails every time it changes (vLLM's per-step attention metadata)."""
+        """A record the step builds anew each call (`meta = AttnMetadata(lens, max_len=5 + i)`, or a factory annotated
+        to return one: `device_put(q, v, nefc=2 * n) -> MjData`) and passes to a compiled call whose forward reads one
+        of its changing Python fields (`meta.max_len`): a guard on that field fails every time it changes (vLLM's
+        per-step attention metadata)."""
         call = self.built.get(arg.id) if isinstance(arg, ast.Name) else arg if isinstance(arg, ast.Call) else None
         if call is None:
             return
-        cls = resolve(self.env, call.func)
-        if not isinstance(cls, type) or cls.__module__.split(".")[0] in TRUSTED or not hints(cls):
+        cls, call = record_class(resolve(self.env, call.func), call)
+        if cls is None or cls.__module__.split(".")[0] in TRUSTED or not hints(cls):
             return
         moving = changing_fields(cls, call, lambda e: change(self.env, e) is not None)
         forward = getattr(type(module), "forward", None)
@@ -219,6 +245,22 @@ class Arguments:
             self.state.hazards.append(
                 Hazard(kind="loop-arg", where=self.where(arg), region=region, what=what, certain=False)
             )
+
+
+def record_class(fn: Any, call: ast.Call) -> tuple[type | None, ast.Call]:
+    """The record class a call builds: a class itself, or a function annotated to return one, whose arguments are then
+    named by its parameters (a factory passes them on to the fields of the same names)."""
+    if isinstance(fn, type):
+        return fn, call
+    returned = hints(fn).get("return") if isinstance(fn, types.FunctionType) else None
+    if not isinstance(returned, type):
+        return None, call
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = [p.name for p in inspect.signature(fn).parameters.values() if p.kind in positional]
+    keywords = [
+        ast.keyword(arg=p, value=a) for p, a in zip(params, call.args, strict=False) if not isinstance(a, ast.Starred)
+    ]
+    return returned, ast.Call(func=call.func, args=[], keywords=[*keywords, *call.keywords])
 
 
 def _constants(values: Any) -> bool:

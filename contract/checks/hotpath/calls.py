@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import dataclasses
 import inspect
 import logging
 import os
@@ -61,6 +62,7 @@ class Walk(Protocol):
     def special_call(self, node: ast.Call, callee: Any) -> bool: ...
     def note_read(self, key: tuple[int, str], node: ast.AST) -> None: ...
     def each(self, name: str) -> AbstractContextManager[list[Any]]: ...
+    def marks_of(self, node: ast.Call, skip: int = 0) -> tuple[tuple[int | str, str], ...]: ...
 
 
 MUTATORS: dict[type, frozenset[str]] = {
@@ -139,14 +141,14 @@ def on_call(w: Walk, node: ast.Call) -> None:
     if isinstance(func, ast.Name) and func.id in w.items and func.id not in w.env.args:
         for value in w.items[func.id][:MAX_ITEMS]:  # `for table, ids in zip(self.tables, ...): table(ids)`
             if isinstance(value, nn.Module):
-                w.enter_module(value, call=call_args(w.env, node))
+                w.enter_module(value, call=marked(w, node))
         return
     if isinstance(func, ast.Name) and func.id in w.env.loops and func.id in w.env.local:
         container = resolve(w.env, w.env.loops[func.id])
-        return call_children(w, container, call_args(w.env, node))
+        return call_children(w, container, marked(w, node))
     if isinstance(func, ast.Subscript) and isinstance(resolve(w.env, func.value), CONTAINERS):
         return call_children(
-            w, resolve(w.env, func.value), call_args(w.env, node)
+            w, resolve(w.env, func.value), marked(w, node)
         )  # else the item itself: `self._getters[name]()`
     base = chain(func.value) if isinstance(func, ast.Attribute) else None
     if base is not None and base[0] in w.items and base[0] not in w.env.args:
@@ -156,6 +158,8 @@ def on_call(w: Walk, node: ast.Call) -> None:
                 on_call(w, node)
         return
     target = super_target(w.env, func)
+    if target is not None and _torch.is_compiler_disabled(target[0]):
+        return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
     if target is not None:
         return w.enter(target[0], target[1], call_args(w.env, node))
     callee = resolve(w.env, func)
@@ -206,6 +210,11 @@ def call_args(env: Env, node: ast.Call, skip: int = 0) -> CallArgs:
             value = argument(env, kw.value)
             keywords.append((kw.arg, value, "" if value is not MISSING else taint_of(env, kw.value)))
     return CallArgs(positional=tuple(positional), keywords=tuple(keywords), rest=rest)
+
+
+def marked(w: Walk, node: ast.Call, skip: int = 0) -> CallArgs:
+    """`call_args` with what the walker knows of the arguments it cannot resolve (`Walk.marks_of`)."""
+    return dataclasses.replace(call_args(w.env, node, skip), marks=w.marks_of(node, skip))
 
 
 def _spread_taint(env: Env, node: ast.expr) -> str:
@@ -277,12 +286,16 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
         return w.hazard("graph-break", node, f"{ast.unparse(func)}()")
     if _torch.is_compiler_disabled(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
+    if _torch.untraceable_system_call(callee):
+        return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a system call Dynamo does not trace)")
+    if isinstance(callee, nn.Module) and _torch.is_compiler_disabled(getattr(type(callee), "forward", None)):
+        return w.hazard("graph-break", node, f"{ast.unparse(func)}() (its forward is under torch.compiler.disable)")
     if isinstance(callee, nn.Module):
-        return w.enter_module(callee, call=call_args(w.env, node))
+        return w.enter_module(callee, call=marked(w, node))
     if torch_runs_arguments(callee):
         function_arguments(w, node)
     owner, skip = bound_to(w, node, func, callee)
-    call = call_args(w.env, node, skip)
+    call = marked(w, node, skip)
     if (
         isinstance(owner, nn.Module)
         and isinstance(callee, types.FunctionType)

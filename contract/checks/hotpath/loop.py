@@ -41,6 +41,13 @@ def walk_step(state: ScanState, step: Any, model: nn.Module) -> None:
     if code is not None and code.co_argcount >= 2:
         state.step_index = (code, code.co_varnames[1])
     call = CallArgs(positional=((model, ""), (MISSING, "every")), rest="some")
+    # a first pass finds what the step changes anywhere in its body: the next call's tests read it (`if
+    # self.steps_run == n:` before `self.steps_run += 1` at the end of the step)
+    scratch = ScanState(
+        sources=state.sources, targets=state.targets, hot_modules=state.hot_modules, step_index=state.step_index
+    )
+    visit_callable(scratch, step, None, "", 0, call=call, walker=LoopWalker)
+    state.loop_changing.update(scratch.loop_changing)
     visit_callable(state, step, None, "", 0, call=call, walker=LoopWalker)
 
 

@@ -83,11 +83,15 @@ class CallArgs:
     positional: tuple[tuple[Any, str], ...] = ()
     keywords: tuple[tuple[str, Any, str], ...] = ()
     rest: str = ""
+    marks: tuple[tuple[int | str, str], ...] = ()
+    """What the loop walk knows of an argument it cannot resolve, by position or keyword: `scalar` (a Python number
+    or string), `sized` (a tensor whose size changes between calls), `none` (None at some calls only)."""
 
     def key(self) -> tuple[Any, ...]:
         """Identity of the bound values for the visit cache (scalars by value, objects by id)."""
         vals = [*(("", v, t) for v, t in self.positional), *self.keywords]
-        return tuple((k, v if type(v) in (int, str, bool) else id(v), t) for k, v, t in vals) + (self.rest,)
+        bound = tuple((k, v if type(v) in (int, str, bool) else id(v), t) for k, v, t in vals)
+        return (*bound, self.rest, self.marks)
 
 
 ENTRY = CallArgs(rest="some")
@@ -112,6 +116,8 @@ class Env:
     tensors: set[str] = field(default_factory=set)
     """Names that hold a tensor for certain where the walk stands: parameters annotated as tensors (`mask: torch.Tensor
     | None`) and locals last assigned a tensor value (`tensors.assigned_kinds`)."""
+    marks: dict[str, str] = field(default_factory=dict)
+    """Parameters the caller marked (`CallArgs.marks`): `scalar`, `sized` or `none`."""
     changing: dict[tuple[int, str], str] | None = None
     """For the loop walk: state it has seen the loop advance ((container id, name) -> taint level), shared by the
     whole walk, so a value read back from it (`model.step = self.global_step`) changes too."""
@@ -138,6 +144,9 @@ class Env:
         """Map a call's arguments to parameters; unpassed ones keep their defaults, the rest take `call.rest`."""
         rebound = loop_stored_names(node)  # elsewhere the walk unbinds a parameter where it is rebound
         names = positional + [a.arg for a in node.args.kwonlyargs]
+        marked = dict(call.marks)
+        self.marks = {n: marked[i] for i, n in enumerate(positional) if i in marked}
+        self.marks.update({k: m for k, m in marked.items() if isinstance(k, str)})
         passed: dict[str, tuple[Any, str]] = dict(zip(positional, call.positional, strict=False))
         passed.update({k: (v, t) for k, v, t in call.keywords if k in names})
         for name in names:

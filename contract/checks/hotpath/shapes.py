@@ -38,6 +38,8 @@ def changing_shape(env: Env, node: ast.expr, scalar: Callable[[ast.expr], bool],
     return False
 
 
+DATA_SIZED = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"})
+"""Operators whose output size depends on the values they are given."""
 RESHAPES = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full"})
 """Tensor methods whose result's size comes from their arguments."""
 
@@ -54,18 +56,20 @@ def helper_shape(
         return False
     params = [a.arg for a in (*src.node.args.posonlyargs, *src.node.args.args)][_bound(env, call.func) :]
     given = {**dict(zip(params, call.args, strict=False)), **{k.arg: k.value for k in call.keywords if k.arg}}
-    sizes = {name for name, arg in given.items() if not isinstance(arg, ast.Starred) and moving(arg)}
-    tensors = {name for name, arg in given.items() if not isinstance(arg, ast.Starred) and shaped(arg)}
-    if not sizes and not tensors:
-        return False
+    passed = {name: arg for name, arg in given.items() if not isinstance(arg, ast.Starred)}
+    sizes = {name for name, arg in passed.items() if moving(arg)}
+    tensors = {name for name, arg in passed.items() if shaped(arg)}
+    data = {name for name, arg in passed.items() if resolve(env, arg) is MISSING}  # fresh every call
     for node in sorted(_statements(src.node), key=lambda n: (n.lineno, n.col_offset)):
         if isinstance(node, ast.Return):
-            return node.value is not None and _sized(node.value, sizes, tensors)
+            return node.value is not None and _sized(node.value, sizes, tensors, data)
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
-        if isinstance(target, ast.Name) and _sized(node.value, sizes, tensors):
+        if isinstance(target, ast.Name) and _sized(node.value, sizes, tensors, data):
             tensors.add(target.id)
         elif isinstance(target, ast.Name) and _reads(node.value, sizes):
             sizes.add(target.id)
+        elif isinstance(target, ast.Name) and _reads(node.value, data):
+            data.add(target.id)
     return False
 
 
@@ -88,13 +92,16 @@ def _reads(node: ast.expr, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
-def _sized(node: ast.expr, sizes: set[str], tensors: set[str]) -> bool:
-    """A tensor whose size follows the changing sizes: built from them, or computed from a tensor that does."""
+def _sized(node: ast.expr, sizes: set[str], tensors: set[str], data: set[str]) -> bool:
+    """A tensor whose size follows the changing sizes: built from them, computed from a tensor that does, or cut
+    by a data-dependent op (`mask.nonzero()`, `x.unique()`) from data that is new every call."""
     if _reads(node, tensors):
         return True
     for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
         name = call.func.attr if isinstance(call.func, ast.Attribute) else ""
         if name in FACTORIES | RESHAPES and any(_reads(a, sizes) for a in _size_args(call)):
+            return True
+        if name in DATA_SIZED and _reads(call, data):
             return True
     return False
 

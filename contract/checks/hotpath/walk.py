@@ -35,6 +35,7 @@ from contract.checks.hotpath.resolve import (
 )
 from contract.checks.hotpath.shapes import grows_by_concat
 from contract.checks.hotpath.tensors import tensor_valued
+from contract.findings import source_path
 
 
 def visit_callable(
@@ -120,10 +121,26 @@ def visit_hooks(state: ScanState, module: nn.Module, region: str, eager: type[Wa
     globals_ = _torch.global_forward_hooks()
     for sub in module.modules():
         for hook in _torch.forward_hooks(sub):
+            if sub is not module and disabled_hook(state, hook, region):
+                continue
             own_frame = sub is module and eager is not None and graphless(state, hook, sub)
             visit_hook(state, hook, sub, region, walker=eager if own_frame else None)
     for hook in globals_:
         visit_hook(state, hook, module, region)
+
+
+def disabled_hook(state: ScanState, hook: Any, region: str) -> bool:
+    """A submodule's hook under `torch.compiler.disable` (FSDP2's unshard/reshard hooks, a tracker's): the compiled
+    forward breaks around it at every call; reported at the hook's definition."""
+    fn = hook.func if isinstance(hook, functools.partial) else hook
+    if not _torch.is_compiler_disabled(fn):
+        return False
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    where = f"{source_path(code.co_filename)}:{code.co_firstlineno}" if code is not None else "<hook>"
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    what = f"forward hook {name} (torch.compiler.disable)"
+    state.hazards.append(Hazard(kind="graph-break", where=where, region=region, what=what))
+    return True
 
 
 def visit_hook(state: ScanState, hook: Any, module: nn.Module, region: str, walker: type[Walker] | None = None) -> None:
@@ -219,6 +236,10 @@ class Walker(Access, Locals, ast.NodeVisitor):
                 self.enter_module(child, call=call if n == 0 else ENTRY)
             return
         visit_module(self.state, module, self.region, self.depth, method, self.guard, type(self), call)
+
+    def marks_of(self, node: ast.Call, skip: int = 0) -> tuple[tuple[int | str, str], ...]:
+        """What the hot walk passes on about arguments: nothing (the loop walker marks the step's values)."""
+        return ()
 
     def special_call(self, node: ast.Call, callee: Any) -> bool:
         """Calls a walker handles itself (the loop walker: `train()`/`eval()`, hook registration); True if handled."""

@@ -31,7 +31,7 @@ def compile_forward(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
     """
     from torch._dynamo import external_utils, trace_rules
 
-    if trace_rules.check(module.forward):
+    if _skipped_by_dynamo(trace_rules, type(module).forward):
         set_forward_call(module, torch.compile(external_utils.wrap_inline(module._call_impl), **kwargs))
     else:
         module.compile(**kwargs)
@@ -39,6 +39,16 @@ def compile_forward(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
     if installed is None:  # nn.Module.compile() always installs one; a torch that does not is unsupported
         raise RuntimeError(f"torch {torch.__version__}: nn.Module.compile() installed no compiled callable")
     return installed
+
+
+def _skipped_by_dynamo(trace_rules: Any, forward: Any) -> bool:
+    """Whether Dynamo's trace rules skip the class's `forward` (torch.nn's own classes). The class's, not the
+    instance's: accelerate's offload hooks replace `module.forward` with a `functools.partial`, which the rules
+    cannot place (they assert on an object with no source file)."""
+    try:
+        return bool(trace_rules.check(forward))
+    except AssertionError:
+        return False
 
 
 def forward_call(module: nn.Module) -> Callable | None:

@@ -176,3 +176,24 @@ def test_torch_nn_builtin_region_really_compiles(write_contract) -> None:
     model.head.lin(torch.randn(2, 8))
     assert torch._dynamo.utils.counters["frames"]["ok"] == 1
     assert list(model.state_dict()) == list(Model().state_dict())
+
+
+def test_a_region_whose_forward_an_offload_hook_replaced_with_a_partial_compiles(write_contract) -> None:
+    """accelerate's `add_hook_to_module` sets `module.forward = functools.partial(new_forward, module)`; Dynamo's
+    trace rules cannot place a partial, so apply judges the class's forward and still compiles the region."""
+    import functools
+
+    model = Model()
+    calls = []
+
+    def offloaded_forward(module, x):
+        calls.append(1)
+        return Layer.forward(module, x)
+
+    model.layers[0].forward = functools.partial(offloaded_forward, model.layers[0])
+    _, binding, findings = check(write_contract(CONTRACT.format(extra="")), model)
+    assert [f for f in findings if f.severity == "error"] == []
+    apply(binding)
+    torch._dynamo.utils.counters.clear()
+    model.layers[0](torch.randn(2, 8))
+    assert calls and torch._dynamo.utils.counters["frames"]["ok"] >= 1

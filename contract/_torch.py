@@ -64,6 +64,13 @@ def mark_dynamic(value: Any, dims: tuple[int, ...]) -> None:
                 torch._dynamo.maybe_mark_dynamic(value, d)
 
 
+def is_mark_dynamic(fn: Any) -> bool:
+    """`torch._dynamo.mark_dynamic` / `maybe_mark_dynamic` (torch 2.11 and 2.13): a user declaring a dim dynamic."""
+    import torch._dynamo
+
+    return any(fn is getattr(torch._dynamo, n, None) for n in ("mark_dynamic", "maybe_mark_dynamic"))
+
+
 def supports_compile_kwarg(name: str) -> bool:
     """Whether this torch's `torch.compile` accepts a keyword (e.g. `recompile_limit`, new in 2.13)."""
     import inspect

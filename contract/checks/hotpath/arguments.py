@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from contract import _torch
 from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.fields import changing_fields, declared_scalar, hints, parameter_fields
 from contract.checks.hotpath.flow import Change, change, reads_argument, returns_number, sequence_of, step_arguments
@@ -54,6 +55,8 @@ class Arguments:
         """Locals the step assigned a dict/list/tuple display (`batch = {"task": TASKS[i], ...}`)."""
         self.grad_inputs: set[str] = set()
         """Locals the step made require grad (`real.requires_grad_()`)."""
+        self.dynamic: set[str] = set()
+        """Locals the step declared dynamic (`torch._dynamo.mark_dynamic`): their sizes may change."""
         self.optional: set[str] = {n for n, m in marks.items() if m == "none"}
         """Locals that are None at some calls and a value at others (`_sometimes_none`)."""
 
@@ -86,6 +89,7 @@ class Arguments:
                     self.scalars.add(target.id)
                 else:
                     self.scalars.discard(target.id)
+                self.dynamic.discard(target.id)
                 if changing_shape(self.env, node.value, self._scalar, self.shaped):
                     self.shaped.add(target.id)
                 else:
@@ -148,7 +152,10 @@ class Arguments:
             if not reads_argument(forward, module, position, keyword):
                 continue
             spread = arg.value if isinstance(arg, ast.Starred) else arg
-            if changing_shape(self.env, spread, self._scalar, self.shaped) or self.shapes_over_loop(arg) > 1:
+            declared = isinstance(arg, ast.Name) and arg.id in self.dynamic
+            if not declared and (
+                changing_shape(self.env, spread, self._scalar, self.shaped) or self.shapes_over_loop(arg) > 1
+            ):
                 self._argument("loop-shape", arg, region, f"`{ast.unparse(arg)[:60]}`")
             scalar = self._scalar(arg) or declared_scalar(forward, position, keyword)
             if change(self.env, arg) is not None and scalar:
@@ -174,7 +181,8 @@ class Arguments:
         return tuple(out)
 
     def _mark(self, arg: ast.expr) -> str:
-        if changing_shape(self.env, arg, self._scalar, self.shaped):
+        declared = isinstance(arg, ast.Name) and arg.id in self.dynamic
+        if not declared and changing_shape(self.env, arg, self._scalar, self.shaped):
             return "sized"
         if self._sometimes_none(arg) or isinstance(arg, ast.Name) and arg.id in self.optional:
             return "none"
@@ -207,6 +215,14 @@ class Arguments:
             return False
         off = bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value is False
         (self.grad_inputs.discard if off else self.grad_inputs.add)(func.value.id)
+        return True
+
+    def marks_dynamic(self, node: ast.Call, callee: Any) -> bool:
+        """`torch._dynamo.mark_dynamic(x, 0)` on one of the step's locals: its size may change without a recompile."""
+        if not (_torch.is_mark_dynamic(callee) and node.args and isinstance(node.args[0], ast.Name)):
+            return False
+        self.shaped.discard(node.args[0].id)
+        self.dynamic.add(node.args[0].id)
         return True
 
     def _requires_grad(self, node: ast.Call) -> bool:

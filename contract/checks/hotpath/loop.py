@@ -227,8 +227,8 @@ class LoopWalker(Arguments, Walker):
 
     def special_call(self, node: ast.Call, callee: Any) -> bool:
         """`module.train(...)`/`.eval()` write every submodule's `training`; `register_forward_hook` adds a hook;
-        `x.requires_grad_()` marks an input (`Arguments.marks_grad`)."""
-        if self.marks_grad(node):
+        `x.requires_grad_()` and `mark_dynamic(x, 0)` mark an input (`Arguments.marks_grad`, `marks_dynamic`)."""
+        if self.marks_grad(node) or self.marks_dynamic(node, callee):
             return True
         if isinstance(callee, nn.Module):
             self.scalar_arguments(node, callee)
@@ -347,8 +347,9 @@ def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:
     out = []
     for key, writes in by_key.items():
         read = read_of(state.reads, key)
-        if read is None:
-            continue
+        dormant = key in state.read_guards and key not in state.live_reads
+        if read is None or dormant and not state.read_guards[key] & by_key.keys():
+            continue  # never read, or read only behind state that is off now and that the step never turns on
         for w in writes:  # one line that writes what its callers pass: two callers, two values
             w.changing = w.changing or len({v.inputs for v in writes if v.where == w.where and v.inputs}) > 1
         hazard = loop_hazard(writes, *read, budgets, state.loop_events)

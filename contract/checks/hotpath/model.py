@@ -107,6 +107,10 @@ class ScanState:
     visited: set[tuple[Any, ...]] = field(default_factory=set)
     """(code, owner id, region, hot?) of each function visit, and (code, line, ...) of each nested one."""
     writes: list[Write] = field(default_factory=list)
+    live_reads: set[tuple[int, str]] = field(default_factory=set)
+    """State read where the code runs compiled now (not behind a dormant guard)."""
+    read_guards: dict[tuple[int, str], set[tuple[int, str]]] = field(default_factory=dict)
+    """State read behind dormant guards -> the state those guards test (`if not self.enabled: return`)."""
     call_reads: set[tuple[int, str]] = field(default_factory=set)
     """State read so far in the walk of the call being walked (a region's method, from its start)."""
     reads: dict[tuple[int, str], tuple[str, str]] = field(default_factory=dict)

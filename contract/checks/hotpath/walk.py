@@ -249,6 +249,10 @@ class Walker(Access, Locals, ast.NodeVisitor):
         """Remember state read on the hot path (the loop walker reads nothing hot)."""
         self.state.reads.setdefault(key, (self.where(node), self.region))
         self.state.call_reads.add(key)
+        if self.guard is None:
+            self.state.live_reads.add(key)
+        else:
+            self.state.read_guards.setdefault(key, set()).update(self.guard.keys)
 
     # ------------------------------------------------------------------------------------------ control flow
 

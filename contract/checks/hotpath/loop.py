@@ -26,10 +26,11 @@ from contract.checks.hotpath.flow import (
     Change,
     change,
 )
+from contract.checks.hotpath.hooks import visit_hook
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.modes import mode_of
 from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, cell_value, resolve, source_of, value_at
-from contract.checks.hotpath.walk import Walker, visit_callable, visit_hook
+from contract.checks.hotpath.walk import Walker, visit_callable
 
 HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 """Module methods that add a hook the compiled graph guards on."""
@@ -212,6 +213,7 @@ class LoopWalker(Arguments, Walker):
                 distinct=distinct,
                 form=form,
                 cond_certain=any(c.certain for c in self.conds),
+                conditional=bool(self.conds),
                 moved=moved is not None,
                 inputs=self._inputs(value),
             )
@@ -428,6 +430,8 @@ def loop_hazard(
     seen = seen_by_calls(events, writes[0].key, value) if literals else None
     toggled = seen is not None and len(seen[1]) > 1  # every step shows the compiled code more than one value
     moved = seen is not None and len(seen[0] | seen[1]) > 1  # the calls see it change (at least once)
+    # a constant written only at some calls (`if self.steps_run == n: model.quantize = True`) is new to the next call
+    moved = moved or any(w.conditional and w.literal is not MISSING and repr(w.literal) != repr(value) for w in writes)
     flips = len(literals) > 1 and any(w.cond_certain for w in writes) and (seen is None or moved)
     certain = any(w.certain for w in writes) or toggled or flips
     unordered = len(literals) > 1 and seen is None

@@ -92,6 +92,8 @@ class LoopWrite:
     """`assign`, `step`, `selfref` or `mutate` (as for hot writes)."""
     cond_certain: bool = False
     """Written under a test that flips between calls (`if i % 2:`): two constants written there alternate."""
+    conditional: bool = False
+    """Written under a test that changes between calls (`if self.steps_run == n:`): some calls see it, some do not."""
     moved: bool = False
     """The written expression itself changes between calls (it reads the step's index or other changing state)."""
     inputs: tuple[Any, ...] = ()

@@ -29,11 +29,12 @@ from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath.classify import classify_writes, per_instance, written_keys
+from contract.checks.hotpath.hooks import visit_hooks
 from contract.checks.hotpath.loop import LoopWalker, classify_loop, empty_container, pinned_by_step, walk_step
 from contract.checks.hotpath.model import MISSING, SIZES, Hazard, ScanState
 from contract.checks.hotpath.modes import mode_hazards
 from contract.checks.hotpath.resolve import ENTRY, TRUSTED, parse_source
-from contract.checks.hotpath.walk import visit_callable, visit_hooks
+from contract.checks.hotpath.walk import visit_callable
 
 
 def scan(binding: Any, step: Any = None) -> list[Hazard]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import inspect
 import os
 import types
@@ -20,7 +19,6 @@ from contract.checks.hotpath import calls
 from contract.checks.hotpath.access import Access
 from contract.checks.hotpath.classify import aug_form, form_of, literal
 from contract.checks.hotpath.conditions import cond, tested_values, walk_expr
-from contract.checks.hotpath.frames import graphless
 from contract.checks.hotpath.locals import Locals, single_assignments
 from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, ScanState, Source
 from contract.checks.hotpath.resolve import (
@@ -35,7 +33,6 @@ from contract.checks.hotpath.resolve import (
 )
 from contract.checks.hotpath.shapes import grows_by_concat
 from contract.checks.hotpath.tensors import tensor_valued
-from contract.findings import source_path
 
 
 def visit_callable(
@@ -112,47 +109,6 @@ def visit_module(
     visit_callable(state, getattr(cls, method, None), module, region, depth + 1, guard, call, walker)
     if method == "forward" and cls.__call__ is not nn.Module.__call__:
         visit_callable(state, cls.__call__, module, region, depth + 1, guard, call, walker)
-
-
-def visit_hooks(state: ScanState, module: nn.Module, region: str, eager: type[Walker] | None = None) -> None:
-    """Forward (pre-)hooks registered on the region's modules, and global module hooks, run inside the compiled call:
-    each is walked with the module bound to its first parameter. The compiled module's own hooks that do no tensor
-    work trace no graph (`frames`): they are walked as eager code between calls (`eager`, the step's walker)."""
-    globals_ = _torch.global_forward_hooks()
-    for sub in module.modules():
-        for hook in _torch.forward_hooks(sub):
-            if sub is not module and disabled_hook(state, hook, region):
-                continue
-            own_frame = sub is module and eager is not None and graphless(state, hook, sub)
-            visit_hook(state, hook, sub, region, walker=eager if own_frame else None)
-    for hook in globals_:
-        visit_hook(state, hook, module, region)
-
-
-def disabled_hook(state: ScanState, hook: Any, region: str) -> bool:
-    """A submodule's hook under `torch.compiler.disable` (FSDP2's unshard/reshard hooks, a tracker's): the compiled
-    forward breaks around it at every call; reported at the hook's definition."""
-    fn = hook.func if isinstance(hook, functools.partial) else hook
-    if not _torch.is_compiler_disabled(fn):
-        return False
-    code = getattr(inspect.unwrap(fn), "__code__", None)
-    where = f"{source_path(code.co_filename)}:{code.co_firstlineno}" if code is not None else "<hook>"
-    name = getattr(fn, "__qualname__", type(fn).__name__)
-    what = f"forward hook {name} (torch.compiler.disable)"
-    state.hazards.append(Hazard(kind="graph-break", where=where, region=region, what=what))
-    return True
-
-
-def visit_hook(state: ScanState, hook: Any, module: nn.Module, region: str, walker: type[Walker] | None = None) -> None:
-    """One hook called as `hook(module, args, ...)`; a `functools.partial` passes its own arguments first."""
-    pre: tuple[tuple[Any, str], ...] = ()
-    keywords: tuple[tuple[str, Any, str], ...] = ()
-    if isinstance(hook, functools.partial):
-        pre = tuple((a, "") for a in hook.args)
-        keywords = tuple((k, v, "") for k, v in hook.keywords.items())
-        hook = hook.func
-    call = CallArgs(positional=(*pre, (module, "")), keywords=keywords, rest="some")
-    visit_callable(state, hook, None, region, 1, call=call, walker=walker)
 
 
 BREAK_KINDS = frozenset({"graph-break", "item-branch", "dynamic-shape"})

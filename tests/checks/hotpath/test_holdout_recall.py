@@ -3,10 +3,9 @@ reports: recall of the static scan (with and without the step) and of scan + pro
 look-alikes. Run with `-s` to print the figures (`-k holdout4` for one corpus). LATENT cases (a hazard invisible in 8 steps on this torch) count as
 hazards: the checker should still name them.
 
-The first four corpora are spent (their misses motivated scanner changes, see their READMEs; the third and fourth,
-written by outsiders, were each measured once before that: their untuned figures are in their READMEs). The fifth,
-also by outsiders, was measured after the last change and never tuned on. The assertions guard what was measured when the scan last changed, so a later
-change cannot lose ground unnoticed; they are floors, not targets to tune against.
+Every corpus is spent now: each one's misses motivated scanner changes once it had been measured (its README keeps
+the figures it gave before that, untuned). The assertions guard what was measured when the scan last changed, so
+a later change cannot lose ground unnoticed; they are floors, not targets to tune against.
 """
 
 from __future__ import annotations
@@ -89,11 +88,20 @@ FLOORS = {
     "holdout": Floors(
         (0.69, 0.97, 0.99), (frozenset({"c22_activation_list_cleared_each_step"}), frozenset(), frozenset())
     ),
-    "holdout2": Floors((0.53, 0.93, 0.99)),
-    # without the step, a list the step clears looks like one that grows (see the corpus's README)
-    "holdout3": Floors((0.47, 0.91, 0.99), (frozenset({"c03_root_hook_with_kwargs_once"}), frozenset(), frozenset())),
+    "holdout2": Floors((0.6, 0.99, 0.99)),
+    # without the step, a list the step clears looks like one that grows (see the corpus's README); h28 (a flag the
+    # forward writes with the value it holds) is not reported without the step since the sixth corpus's c05
+    "holdout3": Floors((0.43, 0.91, 0.99), (frozenset({"c03_root_hook_with_kwargs_once"}), frozenset(), frozenset())),
     "holdout4": Floors((0.52, 0.76, 0.99)),
-    "holdout5": Floors((0.50, 0.66, 0.99)),
+    "holdout5": Floors((0.62, 0.99, 0.99)),
+    # without the step, a layer_idx read under `if past_key_value is not None:` may be reached (generate passes a cache)
+    "holdout6": Floors(
+        (0.33, 0.66, 0.99), (frozenset({"c14_llama_regional_compile_no_cache"}), frozenset(), frozenset())
+    ),
+    # h07 is LATENT (a dispatch mode makes Dynamo compile nothing): neither the scan nor the probe sees it
+    "holdout7": Floors((0.41, 0.67, 0.96), (frozenset({"c06_probe_feature_bank_consumed"}), frozenset(), frozenset())),
+    # h08 is LATENT (a generator forward runs eager with no record)
+    "holdout8": Floors((0.24, 0.42, 0.96)),
 }
 
 

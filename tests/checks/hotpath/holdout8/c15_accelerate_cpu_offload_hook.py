@@ -9,6 +9,7 @@ from tests.checks.hotpath.holdout8._helpers_b import cpu_offload_with_hook
 LABEL = None
 SOURCE = "https://github.com/pytorch/pytorch/issues/150711"
 OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 6, "graph_breaks": 4}}  # measured on the H100 machine
 
 
 class TextEncoder(nn.Module):

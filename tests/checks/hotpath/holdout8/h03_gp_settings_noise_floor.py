@@ -11,6 +11,7 @@ from tests.checks.hotpath.holdout8._helpers_a import observation_noise_floor
 LABEL = "helper-module"
 SOURCE = "https://github.com/pytorch/pytorch/pull/177191"
 OBSERVED = {"compiles_over_8_steps": 2, "graph_breaks": 0}
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 1, "graph_breaks": 0}}  # measured on the H100 machine
 
 
 class RBFKernel(nn.Module):

@@ -7,6 +7,7 @@ from torch import nn
 LABEL = "library-object"
 SOURCE = "https://github.com/Lightning-AI/pytorch-lightning/issues/18123"
 OBSERVED = {"compiles_over_8_steps": 32, "graph_breaks": 24}
+OBSERVED_BY_TORCH = {"2.11": "InternalTorchDynamoError"}  # compiling fails on torch 2.11 (H100 machine)
 REQUIRES = ("torchmetrics",)
 
 try:

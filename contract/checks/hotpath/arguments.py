@@ -79,29 +79,14 @@ class Arguments:
     def visit_Assign(self, node: ast.Assign) -> None:
         """Also remember the step's locals that hold a Python number (`lr = base * 0.9 ** i`) or a record it builds."""
         super().visit_Assign(node)  # type: ignore[misc]
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                if isinstance(node.value, ast.Call):
-                    self.built[target.id] = node.value
-                else:
-                    self.built.pop(target.id, None)
-                if self._scalar(node.value):
-                    self.scalars.add(target.id)
-                else:
-                    self.scalars.discard(target.id)
-                self.dynamic.discard(target.id)
-                if changing_shape(self.env, node.value, self._scalar, self.shaped):
-                    self.shaped.add(target.id)
-                else:
-                    self.shaped.discard(target.id)
-                if isinstance(node.value, (ast.Dict, ast.List, ast.Tuple)):
-                    self.literals[target.id] = node.value
-                else:
-                    self.literals.pop(target.id, None)
-                if self._sometimes_none(node.value):
-                    self.optional.add(target.id)
-                else:
-                    self.optional.discard(target.id)
+        value = node.value
+        for name in (t.id for t in node.targets if isinstance(t, ast.Name)):
+            _remember(self.built, name, value if isinstance(value, ast.Call) else None)
+            _remember(self.literals, name, value if isinstance(value, (ast.Dict, ast.List, ast.Tuple)) else None)
+            _toggle(self.scalars, name, self._scalar(value))
+            _toggle(self.shaped, name, changing_shape(self.env, value, self._scalar, self.shaped))
+            _toggle(self.optional, name, self._sometimes_none(value))
+            self.dynamic.discard(name)
 
     def _scalar(self, node: ast.expr) -> bool:
         """A Python number, bool or str for certain (what Dynamo specializes on): constants, the step's index, locals
@@ -277,6 +262,18 @@ def record_class(fn: Any, call: ast.Call) -> tuple[type | None, ast.Call]:
         ast.keyword(arg=p, value=a) for p, a in zip(params, call.args, strict=False) if not isinstance(a, ast.Starred)
     ]
     return returned, ast.Call(func=call.func, args=[], keywords=[*keywords, *call.keywords])
+
+
+def _toggle(names: set[str], name: str, on: bool) -> None:
+    """A local rebound: it holds such a value now, or no longer."""
+    (names.add if on else names.discard)(name)
+
+
+def _remember(table: dict[str, Any], name: str, node: Any) -> None:
+    if node is None:
+        table.pop(name, None)
+    else:
+        table[name] = node
 
 
 def _constants(values: Any) -> bool:

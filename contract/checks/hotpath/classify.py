@@ -242,7 +242,7 @@ def per_instance(state: ScanState, binding: Any) -> list[Hazard]:
             continue
         distinct = {frozenset(values) for values in by_target.values()}
         limit = binding.regions[region].region.recompile_limit or default_recompile_limit()
-        if len(distinct) > (limit if (region, where, what) in state.branch_reads else 1):
+        if len(distinct) > (limit if key in state.branch_reads else 1):
             beyond = f", beyond the recompile limit {limit}" if len(distinct) > limit else ""
             out.append(
                 Hazard(

@@ -22,10 +22,7 @@ from torch import nn
 from contract.checks.hotpath.arguments import FIRST_CALL, Arguments, same_every_call
 from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.conditions import is_scalar
-from contract.checks.hotpath.flow import (
-    Change,
-    change,
-)
+from contract.checks.hotpath.flow import Change, change
 from contract.checks.hotpath.hooks import visit_hook
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.modes import mode_of

@@ -99,12 +99,10 @@ def visit_module(
     walker: type[Walker] | None = None,
     call: CallArgs | None = None,
 ) -> None:
-    """A submodule called on the hot path: its method (and `__call__` override), or torch containers' children."""
+    """A submodule called on the hot path: its method (and `__call__` override); torch's own modules run no user code
+    (their containers' children are followed by `Walker.enter_module`)."""
     cls = type(module)
-    if cls.__module__.split(".")[0] == "torch":  # torch's own methods (`seq.modules()`) run no user code
-        if method == "forward" and isinstance(module, (nn.Sequential, nn.ModuleList, nn.ModuleDict)):
-            for child in module.children():
-                visit_module(state, child, region, depth + 1, guard=guard, walker=walker)
+    if cls.__module__.split(".")[0] == "torch":
         return
     visit_callable(state, getattr(cls, method, None), module, region, depth + 1, guard, call, walker)
     if method == "forward" and cls.__call__ is not nn.Module.__call__:
@@ -187,7 +185,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
         """Follow a submodule (or one of its methods) called from here; torch's containers call their children in
         turn (the first with what the container is given), each through this walker (a compiled child is a
         compiled call for the loop walker)."""
-        if method == "forward" and isinstance(module, (nn.Sequential, nn.ModuleList, nn.ModuleDict)):
+        if method == "forward" and isinstance(module, calls.CONTAINERS):
             for n, child in enumerate(module.children()):
                 self.enter_module(child, call=call if n == 0 else ENTRY)
             return

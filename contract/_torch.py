@@ -248,6 +248,16 @@ def is_compiler_disabled(fn: Any) -> bool:
     return bool(getattr(fn, "_torchdynamo_disable", False))
 
 
+def active_dispatch_modes() -> list[str]:
+    """Class names of the TorchDispatchModes active now (`FlopCounterMode`...): under one, Dynamo runs compiled code
+    eager without a record (torch 2.13; 2.11 fails a guard instead). The mode stack is private
+    (`torch.utils._python_dispatch`, torch 2.11 and 2.13)."""
+    from torch.utils import _python_dispatch
+
+    stack: Callable[[], list[Any]] = getattr(_python_dispatch, "_get_current_dispatch_mode_stack", list)
+    return [type(mode).__name__ for mode in stack()]
+
+
 SYSTEM_MODULES = frozenset({"posix", "nt", "os", "time", "socket", "_socket", "gc", "_thread", "resource", "signal"})
 SYSTEM_MODULES |= frozenset({"select", "sys", "zlib", "_hashlib", "_random", "pwd", "grp"})
 """C modules that talk to the process or the machine (`os.uname()`, `socket.gethostname()`, `gc.collect()`)."""

@@ -13,7 +13,7 @@ from torch import nn
 
 from contract import _distributed
 from contract.binding.rules import NESTED, NO_MATCH, NO_METHOD, OVERLAP, UNKNOWN_ARG
-from contract.binding.targets import Binding, RegionBinding, Target
+from contract.binding.targets import Binding, RegionBinding, Target, inside
 from contract.document.load import Contract
 from contract.document.rules import NO_REGIONS
 from contract.document.schema import Region
@@ -239,7 +239,7 @@ def _nested(binding: Binding) -> list[Finding]:
             continue
         for t in rb.targets:
             for opath, oregion in outers:
-                if oregion != t.region and _inside(t.path, opath) and (t.region, oregion) not in found:
+                if oregion != t.region and inside(t.path, opath) and (t.region, oregion) not in found:
                     found[(t.region, oregion)] = NESTED.finding(
                         rb.region.loc("module"),
                         f"{_shown(t.path)} lies inside region {oregion!r} "
@@ -247,10 +247,6 @@ def _nested(binding: Binding) -> list[Finding]:
                         f"compile either region, or set enabled = false on {oregion!r}",
                     )
     return list(found.values())
-
-
-def _inside(path: str, outer: str) -> bool:
-    return path != outer and (outer == "" or path.startswith(outer + "."))
 
 
 def _shown(path: str) -> str:

@@ -65,3 +65,8 @@ class Binding:
     def targets(self) -> list[Target]:
         """Every target of every region."""
         return [t for rb in self.regions.values() for t in rb.targets]
+
+
+def inside(path: str, outer: str) -> bool:
+    """Whether module path `path` lies strictly inside module path `outer` (`""` is the root)."""
+    return path != outer and (outer == "" or path.startswith(outer + "."))

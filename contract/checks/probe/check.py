@@ -18,6 +18,7 @@ from contract.checks.probe.rules import (
     GRAPH_BREAKS,
     LATE_HOOK,
     LIMIT_HIT,
+    NEVER_COMPILED,
     PER_INSTANCE,
     PROBE_FAILED,
     RECOMPILES,
@@ -67,6 +68,7 @@ def judge(contract: Any, result: ProbeResult) -> list[Finding]:
         *_per_instance(result),
         *_breaks(regions, result),
         *_late_hooks(result),
+        *_never_compiled(result),
         *_failure(result),
     ]
 
@@ -276,6 +278,19 @@ def _late_hooks(result: ProbeResult) -> list[Finding]:
             )
         )
     return out
+
+
+def _never_compiled(result: ProbeResult) -> list[Finding]:
+    """CC409: regions the step calls whose code Dynamo never compiled, with no graph break on record."""
+    return [
+        NEVER_COMPILED.finding(
+            region,
+            f"region {region!r} never compiled in {result.steps} probe steps although the step calls it: it runs "
+            f"eager, with no compile or graph break on record; {cause}",
+            fix,
+        )
+        for region, (cause, fix) in result.uncompiled.items()
+    ]
 
 
 def _failure(result: ProbeResult) -> list[Finding]:

@@ -233,6 +233,38 @@ can see it); put instances of different shapes in regions of their own; or compi
 """,
 )
 
+NEVER_COMPILED = Rule(
+    code="CC409",
+    name="region-never-compiled",
+    severity="error",
+    doc="""\
+## What it does
+Reports a region the step calls that Dynamo never compiled in any probe step, with no graph break on record either:
+its code ran eager every time. After the probe's steps, the last step runs once more with every region forced eager
+while the probe counts the quiet regions' calls; a region called there is reported, with the cause the call site
+shows (a TorchDispatchMode such as `FlopCounterMode` active around the call; a method that is a generator).
+Regions inside another compiled region, or sharing their method with a region that compiled, are not judged: their
+code may have run compiled without a compile of its own.
+
+## Why it matters
+The region was declared compiled and is slow as eager, and nothing says so: no compile, no recompile, no graph
+break for the monitor to count or alert on.
+
+## Example
+```python
+class Vocoder(nn.Module):
+    def forward(self, x):          # CC409: its method is a generator (it yields): Dynamo skips frames that yield
+        for chunk in x.split(2, dim=-1):
+            yield self.decode(chunk)
+```
+
+## Fix
+Make the compiled method return tensors (compile the per-chunk method a generator calls, not the generator); run a
+dispatch mode (a FLOP counter, a debug mode) outside the compiled steps, or only on steps that are not timed; or
+keep the region eager (`enabled = false` with a `reason`).
+""",
+)
+
 RULES: tuple[Rule, ...] = (
     RECOMPILES,
     LIMIT_HIT,
@@ -242,4 +274,5 @@ RULES: tuple[Rule, ...] = (
     GENERALIZED,
     COMPILE_FAILED,
     PER_INSTANCE,
+    NEVER_COMPILED,
 )

@@ -26,6 +26,7 @@ from contract.binding.apply import apply, set_call
 from contract.binding.resolve import bind
 from contract.binding.targets import Binding
 from contract.checks.probe.restore import restore, snapshot
+from contract.checks.probe.uncompiled import never_compiled
 from contract.document.load import Contract
 from contract.document.schema import MonitorSpec
 
@@ -61,6 +62,8 @@ class ProbeResult:
     structure: dict[str, str] = field(default_factory=dict)
     """Module path of each region instance -> its structure (the classes of its modules, in order): instances of
     one structure are meant to share their compiled code."""
+    uncompiled: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Region -> (why, fix) for a region the step calls that Dynamo never compiled (it ran eager with no record)."""
 
     def named(self, name: str) -> list[Event]:
         """The events of one kind, in order."""
@@ -118,6 +121,9 @@ def probe(
     try:
         _apply_and_run(recorder, binding, model, step, steps, result)
         result.regions = mon.snapshot()
+        if result.error is None:
+            compiled = {e.fields["region"] for e in recorder.events if e.name == "compile"}
+            result.uncompiled = never_compiled(binding, step, compiled, result.steps - 1)
         result.hooks_added = _new_hooks(binding, recorder.hooks_at_compile)
         result.structure = {t.path or "<root>": _structure(t.module) for t in binding.targets()}
     finally:

@@ -1,4 +1,5 @@
 """Models and steps the CC4xx (dynamic probe) examples run."""
+
 import torch
 from torch import nn
 
@@ -106,3 +107,24 @@ class OpaqueKernel(nn.Module):
 
 def opaque() -> nn.Module:
     return OpaqueKernel()
+
+
+class Streaming(nn.Module):
+    """A forward that yields one decoded chunk at a time: Dynamo skips frames that yield, silently."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.decode = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor):
+        for chunk in x.split(1):
+            yield self.decode(chunk)
+
+
+def streaming() -> nn.Module:
+    return Streaming()
+
+
+def step_streaming(model, i):
+    with torch.no_grad():
+        return torch.cat(list(model(torch.randn(2, 8))))

@@ -19,7 +19,7 @@ import torch._dynamo
 import torch._dynamo.callback
 import torch._dynamo.utils
 
-from tests.checks.hotpath import holdout, holdout2, holdout3, holdout4, holdout5, holdout6, holdout7, holdout8
+from tests.checks.hotpath import holdout, holdout2, holdout3, holdout4, holdout5, holdout6, holdout7, holdout8, holdout9
 
 STEPS = 8
 CORPORA: dict[str, ModuleType] = {
@@ -31,6 +31,7 @@ CORPORA: dict[str, ModuleType] = {
     "holdout6": holdout6,
     "holdout7": holdout7,
     "holdout8": holdout8,
+    "holdout9": holdout9,
 }
 MIN_CASES = {
     "holdout": 45,
@@ -41,6 +42,7 @@ MIN_CASES = {
     "holdout6": 10,
     "holdout7": 10,
     "holdout8": 10,
+    "holdout9": 10,
 }
 """Each corpus keeps at least the cases it was built with."""
 

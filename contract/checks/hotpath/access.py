@@ -150,8 +150,19 @@ class Access:
                 literal=literal,
                 via=via,
                 read_before=(id(parent), key) in self.state.call_reads,
+                delta=_delta(node),
             )
         )
+
+
+def _delta(node: ast.AST) -> float | None:
+    """What `x += k` / `x -= k` adds, for a numeric constant k."""
+    if not isinstance(node, ast.AugAssign) or not isinstance(node.op, (ast.Add, ast.Sub)):
+        return None
+    k = node.value.value if isinstance(node.value, ast.Constant) else None
+    if not isinstance(k, (int, float)) or isinstance(k, bool):
+        return None
+    return k if isinstance(node.op, ast.Add) else -k
 
 
 def _on_self(env: Env, node: ast.Attribute) -> bool:

@@ -152,18 +152,34 @@ def classify_writes(
 
 
 def restored_keys(state: ScanState) -> set[tuple[int, str]]:
-    """State the hot path sets for the duration of a call and puts back: written back from a saved copy (`old =
-    self.x; ...; self.x = old`, `del self.x`), or set and reset with constants that include its current value
-    (`self.compiling = True` ... `self.compiling = False`). Dynamo sees the same value at every call's entry."""
+    """State the hot path sets for the duration of a call and puts back, so Dynamo sees the same value at every
+    call's entry: written back from a saved copy (`old = self.x; ...; self.x = old`, `del self.x`); set and reset
+    with constants that include its current value (`self.compiling = True` ... `self.compiling = False`); set, then
+    last written with the constant it holds now (a context's exit: `cls.enabled = flag` ... `cls.enabled = False`);
+    or a nesting depth whose enter and exit add up to nothing (`cls.depth += 1` ... `cls.depth -= 1`)."""
     keys = {w.key for w in state.writes if w.form == "restore"}
-    literals: dict[tuple[int, str], list[Write]] = {}
+    by_key: dict[tuple[int, str], list[Write]] = {}
     for w in state.writes:
-        literals.setdefault(w.key, []).append(w)
-    for key, writes in literals.items():
+        by_key.setdefault(w.key, []).append(w)
+    for key, writes in by_key.items():
         values = {repr(w.literal) for w in writes if w.literal is not MISSING}
         if len(values) > 1 and all(w.literal is not MISSING for w in writes) and repr(writes[0].value) in values:
             keys.add(key)
+        elif len({w.where for w in writes}) > 1 and (_reset_last(writes) or _balanced(writes)):
+            keys.add(key)
     return keys
+
+
+def _reset_last(writes: list[Write]) -> bool:
+    """The last write, in the order the walk met them, puts back the constant the state holds now."""
+    last = writes[-1]
+    return last.literal is not MISSING and type(last.literal) is type(last.value) and last.literal == last.value
+
+
+def _balanced(writes: list[Write]) -> bool:
+    """Constant increments at different sites that add up to nothing: each call leaves the value as it found it."""
+    sites = {w.where: w.delta for w in writes}
+    return all(d is not None for d in sites.values()) and sum(d for d in sites.values() if d is not None) == 0
 
 
 def written_keys(state: ScanState) -> frozenset[tuple[int, str]]:

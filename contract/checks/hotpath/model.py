@@ -68,6 +68,8 @@ class Write:
     """`cell` for a closure variable, `class` for a class attribute (torch 2.11 handles both differently)."""
     read_before: bool = False
     """The hot path read this state before this write (Dynamo guards the value it finds at the call's entry)."""
+    delta: float | None = None
+    """The constant `+= k` adds (`-= k`: -k), else None (a nesting depth's enter and exit add up to 0)."""
 
 
 @dataclass(kw_only=True)

@@ -286,7 +286,9 @@ def static_get(obj: Any, name: str) -> Any:
         return MISSING
     if isinstance(attr, property):
         return Prop(attr)
-    if isinstance(attr, (staticmethod, classmethod)):
+    if isinstance(attr, classmethod):  # bound to the class, as Python binds it: `cls` is not the first argument
+        return types.MethodType(attr.__func__, obj if isinstance(obj, type) else type(obj))
+    if isinstance(attr, staticmethod):
         return attr.__func__
     if type(attr).__name__ in ("member_descriptor", "getset_descriptor"):
         try:

@@ -94,16 +94,16 @@ FLOORS = {
     "holdout3": Floors((0.43, 0.91, 0.99), (frozenset({"c03_root_hook_with_kwargs_once"}), frozenset(), frozenset())),
     "holdout4": Floors((0.52, 0.76, 0.99)),
     "holdout5": Floors((0.62, 0.99, 0.99)),
-    # without the step, a layer_idx read under `if past_key_value is not None:` may be reached (generate passes a cache)
+    # without the step, a layer_idx read under `if past_key_value is not None:` may be reached (generate passes a cache);
+    # h26 was found for a wrong reason until classmethods bound `cls` to their class (`cls(module)` read as a call)
     "holdout6": Floors(
-        (0.33, 0.66, 0.99), (frozenset({"c14_llama_regional_compile_no_cache"}), frozenset(), frozenset())
+        (0.33, 0.63, 0.99), (frozenset({"c14_llama_regional_compile_no_cache"}), frozenset(), frozenset())
     ),
     # h07 is LATENT (a dispatch mode makes Dynamo compile nothing): the scan misses it, the probe's CC409 names it
     "holdout7": Floors((0.41, 0.67, 0.99), (frozenset({"c06_probe_feature_bank_consumed"}), frozenset(), frozenset())),
     # h08 is LATENT (a generator forward runs eager with no record): CC409 too
     "holdout8": Floors((0.24, 0.42, 0.99)),
-    # c26 (a class-level flag set and restored inside one call) is warned in every mode, measured untuned
-    "holdout9": Floors((0.28, 0.39, 0.99), (frozenset({"c26_te_fp8_autocast_class_state"}),) * 3),
+    "holdout9": Floors((0.28, 0.39, 0.99)),
 }
 
 

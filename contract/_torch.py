@@ -8,7 +8,6 @@ Both exist unchanged in torch 2.11 through 2.13. `compile_forward` uses Dynamo's
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -103,19 +102,6 @@ def inductor_option_types() -> dict[str, Any]:
     if get_type is None:  # no declared types: check nothing rather than guess (None = unchecked)
         return dict.fromkeys(list_options())
     return {name: get_type(name) for name in list_options()}
-
-
-def cache_switches() -> dict[str, bool]:
-    """Effective local-cache switches; imports the compiler config, so callers check it is already loaded."""
-    import torch._functorch.config as functorch_config
-    import torch._inductor.config as inductor_config
-
-    return {
-        "fx_graph_cache": bool(inductor_config.fx_graph_cache),
-        "autograd_cache": bool(functorch_config.enable_autograd_cache),
-        "force_disable_caches": bool(torch.compiler.config.force_disable_caches),
-        "fx_graph_remote_cache": inductor_config.fx_graph_remote_cache is True,
-    }
 
 
 # Custom operators (CC601). `torch.library.custom_op` objects (`CustomOpDef`, its `_abstract_fn` and the `OPDEFS`
@@ -440,97 +426,3 @@ def pgo_job_id() -> str | None:
     """The job identity profile-guided dynamic-shape state is keyed by (`torch.compiler.config.job_id`)."""
     job = getattr(torch.compiler.config, "job_id", None)
     return str(job) if job else None
-
-
-# Warm start (CC7xx). What the cache keys hash (`torch/_inductor/codecache.py` `FxGraphHashDetails`, 2.11 and 2.13):
-# Inductor's `config.save_config_portable(ignore_private_configs=False)` (2.13 adds `readonly_values=True`, which
-# does not change the values), torch's sources (`torch_key()`), `CacheBase.get_system()` (GPU name and CUDA version,
-# only when a GPU is visible; triton's key) and `torch.compiler.config.cache_key_tag`; the AOTAutograd key
-# (`AOTAutogradCacheDetails`) adds functorch's `save_config()`, i.e. `_get_dict(ignored_keys=_save_config_ignore)`.
-# Dynamo's config (without `_compile_ignored_keys`) only shapes the traced graph. `_get_dict`, `_save_config_ignore`
-# and `_compile_ignored_keys` are private to torch's ConfigModule, unchanged in 2.11-2.13. PGO: the state file is
-# `torch._dynamo.pgo.code_state_path(get_cache_key())` (private, 2.11 and 2.13). Portable artifacts:
-# `torch.compiler.save_cache_artifacts()` / `load_cache_artifacts()` are public (beta since 2.7); their
-# `CacheInfo.artifacts` maps an artifact type (inductor, aot_autograd, pgo, ...) to the keys written.
-
-
-def compile_config() -> dict[str, dict[str, Any]]:
-    """The compile-relevant config sections (raw values): what the FX-graph and AOTAutograd keys hash, and Dynamo's."""
-    import torch._dynamo.config
-    import torch._functorch.config
-    import torch._inductor.config
-
-    inductor_config: Any = torch._inductor.config
-    functorch_config: Any = torch._functorch.config
-    dynamo_config: Any = torch._dynamo.config
-    try:
-        inductor = inductor_config.save_config_portable(ignore_private_configs=False)
-    except Exception:  # a factory key without uuid(): the FX key bypasses the cache anyway; compare the rest
-        inductor = inductor_config._get_dict(ignored_prefixes=list(inductor_config._cache_config_ignore_prefix))
-    functorch = functorch_config._get_dict(ignored_keys=list(getattr(functorch_config, "_save_config_ignore", [])))
-    dynamo = dynamo_config._get_dict(ignored_keys=list(getattr(dynamo_config, "_compile_ignored_keys", ())))
-    return {"inductor": inductor, "functorch": functorch, "dynamo": dynamo}
-
-
-def device_info() -> dict[str, Any]:
-    """GPU name, capability and CUDA version as `CacheBase.get_system()` sees them (None without a visible GPU)."""
-    info: dict[str, Any] = {"cuda": None, "gpu": None, "gpu_capability": None}
-    try:
-        if torch.cuda.is_available():
-            props = torch.cuda.get_device_properties(torch.cuda.current_device())
-            info["gpu"] = props.name if torch.version.cuda is not None else getattr(props, "gcnArchName", props.name)
-            info["gpu_capability"] = f"{props.major}.{props.minor}"
-            info["cuda"] = torch.version.cuda or getattr(torch.version, "hip", None)
-    except (AssertionError, RuntimeError):  # no usable GPU: torch's system info is empty too
-        pass
-    return info
-
-
-def torch_identity() -> dict[str, Any]:
-    """Version, git revision, cache_key_tag and CPU thread count (Inductor's `cpp_runtime_thread_count`)."""
-    return {
-        "torch_git": getattr(torch.version, "git_version", None),
-        "cache_key_tag": str(getattr(torch.compiler.config, "cache_key_tag", "") or ""),
-        "cpu_threads": torch.get_num_threads(),
-    }
-
-
-def inductor_cache_dir() -> str:
-    """The Inductor cache dir torch uses now (`TORCHINDUCTOR_CACHE_DIR` or its default)."""
-    from torch._inductor.runtime.cache_dir_utils import cache_dir
-
-    return os.path.abspath(cache_dir())
-
-
-def pgo_state() -> dict[str, Any]:
-    """PGO job id, the local state file (relative to the cache dir) and whether it exists; job id None: PGO off."""
-    job_id = getattr(torch.compiler.config, "job_id", None)
-    out: dict[str, Any] = {"job_id": job_id, "state_file": None, "present": False}
-    try:
-        from torch._dynamo import pgo
-
-        key = pgo.get_cache_key() if job_id is not None else None
-        path = pgo.code_state_path(key) if key else None
-    except Exception:  # a reserved job id ("mast:") or a renamed internal: no local state to find
-        return out
-    if path:
-        out["state_file"] = os.path.relpath(path, inductor_cache_dir())
-        out["present"] = os.path.isfile(path)
-    return out
-
-
-def save_cache_artifacts() -> tuple[bytes, dict[str, list[str]]] | None:
-    """`torch.compiler.save_cache_artifacts()`: the serialized artifacts and their keys by type (None: nothing)."""
-    saved = torch.compiler.save_cache_artifacts()
-    if saved is None:
-        return None
-    data, info = saved
-    return data, {str(k): [str(x) for x in v] for k, v in getattr(info, "artifacts", {}).items()}
-
-
-def load_cache_artifacts(data: bytes) -> dict[str, list[str]] | None:
-    """`torch.compiler.load_cache_artifacts()`: the keys it wrote into the caches by type (None: nothing loaded)."""
-    info = torch.compiler.load_cache_artifacts(data)
-    if info is None:
-        return None
-    return {str(k): [str(x) for x in v] for k, v in getattr(info, "artifacts", {}).items()}

@@ -79,13 +79,13 @@ def static_environment(environ: Mapping[str, str]) -> dict[str, Any]:
 
 def full_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     """The static part plus torch's config, GPU and thread count (imports torch through the adapter)."""
-    from contract import _torch
+    from contract import _caches
 
     out = static_environment(environ)
-    out.update(_torch.torch_identity())
-    out.update(_torch.device_info())
+    out.update(_caches.torch_identity())
+    out.update(_caches.device_info())
     out["cuda_driver"] = cuda_driver()
-    out["config"] = {name: canon(section) for name, section in _torch.compile_config().items()}
+    out["config"] = {name: canon(section) for name, section in _caches.compile_config().items()}
     out["config_digest"] = {name: digest(section) for name, section in out["config"].items()}
     return out
 

@@ -123,12 +123,12 @@ def build(
     binding: Binding, regions: dict[str, Any], shared: dict[str, Any], saved: dict[str, Any] | None
 ) -> dict[str, Any]:
     """The manifest's JSON data (field reference: README, "Warm manifest")."""
-    from contract import _torch
+    from contract import _caches
 
     contract = binding.contract
     environment = fingerprint.full_environment(os.environ)
     environment["cpu_threads_in_key"] = "cpp_runtime_thread_count" in shared.get("fx_graph", {})
-    switches = _torch.cache_switches()
+    switches = _caches.cache_switches()
     hashes = fingerprint.region_fingerprints(binding)
     data: dict[str, Any] = {
         "version": mf.VERSION,
@@ -136,12 +136,12 @@ def build(
         "contract": {"name": contract.name, "sha256": contract.sha256},
         "environment": environment,
         "cache": {
-            "dir": _torch.inductor_cache_dir(),
+            "dir": _caches.inductor_cache_dir(),
             "fx_graph_cache": switches["fx_graph_cache"] and not switches["force_disable_caches"],
             "autograd_cache": switches["autograd_cache"] and not switches["force_disable_caches"],
             "remote": switches["fx_graph_remote_cache"],
         },
-        "pgo": _torch.pgo_state(),
+        "pgo": _caches.pgo_state(),
         "artifacts": saved,
         "components": shared,
         "regions": {
@@ -159,9 +159,9 @@ def save_artifacts(contract: Any) -> dict[str, Any] | None:
     """Save the artifacts of everything compiled in this process to `[cache] artifacts` (atomic); what was saved."""
     if not contract.cache.artifacts:
         return None
-    from contract import _torch
+    from contract import _caches
 
-    saved = _torch.save_cache_artifacts()
+    saved = _caches.save_cache_artifacts()
     if saved is None:
         return None
     data, keys = saved

@@ -41,12 +41,12 @@ def read_environment() -> Environment:
     """The installed torch's modes and the cache this process would use (imports the compiler's config)."""
     import torch
 
-    from contract import ENV_AT_IMPORT, _torch
+    from contract import ENV_AT_IMPORT, _caches, _torch
     from contract.checks.cache.dirs import VOLATILE_FS, mount_of, nearest_existing, resolve_dir
     from contract.document.schema import CacheSpec
     from contract.env import default_cache_dir
 
-    switches = _torch.cache_switches()
+    switches = _caches.cache_switches()
     cache_dir = resolve_dir(SimpleNamespace(cache=CacheSpec()), ENV_AT_IMPORT, os.environ)
     mount = mount_of(os.path.realpath(nearest_existing(cache_dir.path)))
     volatile = ""

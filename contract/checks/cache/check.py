@@ -48,9 +48,9 @@ def effective_switches() -> dict[str, bool] | None:
     """The compiler's effective cache switches, only when it is already imported (never import it just to look)."""
     if not compiler_imported():
         return None
-    from contract import _torch
+    from contract import _caches
 
-    return _torch.cache_switches()
+    return _caches.cache_switches()
 
 
 def env_switch(name: str, environ: Mapping[str, str]) -> tuple[str, bool] | None:

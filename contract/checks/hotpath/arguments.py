@@ -9,7 +9,6 @@ Each compiled call is walked again with what it is passed (`rewalk`), so the bra
 from __future__ import annotations
 
 import ast
-import inspect
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,13 @@ from torch import nn
 
 from contract import _torch
 from contract.checks.hotpath.calls import call_args
-from contract.checks.hotpath.fields import changing_fields, declared_scalar, hints, parameter_fields
+from contract.checks.hotpath.fields import (
+    changing_fields,
+    declared_scalar,
+    hints,
+    parameter_fields,
+    positional_parameters,
+)
 from contract.checks.hotpath.flow import Change, change, reads_argument, returns_number, sequence_of, step_arguments
 from contract.checks.hotpath.model import MISSING, Hazard, ScanState
 from contract.checks.hotpath.modes import record_call
@@ -256,8 +261,7 @@ def record_class(fn: Any, call: ast.Call) -> tuple[type | None, ast.Call]:
     returned = hints(fn).get("return") if isinstance(fn, types.FunctionType) else None
     if not isinstance(returned, type):
         return None, call
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    params = [p.name for p in inspect.signature(fn).parameters.values() if p.kind in positional]
+    params = [p.name for p in positional_parameters(fn)]
     keywords = [
         ast.keyword(arg=p, value=a) for p, a in zip(params, call.args, strict=False) if not isinstance(a, ast.Starred)
     ]

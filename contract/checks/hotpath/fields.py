@@ -96,19 +96,27 @@ def declared_scalar(fn: Any, position: int | None, keyword: str | None) -> bool:
     """A method's parameter (`self` skipped) that a call fills, declared a Python number, bool or str
     (`def forward(self, x, guidance_scale: float)`): Dynamo specializes on whatever is passed there."""
     try:
-        params = list(inspect.signature(fn).parameters.values())[1:]
+        named = dict(list(inspect.signature(fn).parameters.items())[1:])
     except (TypeError, ValueError):
         return False
-    named = {p.name: p for p in params}
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    filled = positional_parameters(fn)[1:]
     param = (
         named.get(keyword or "")
         if keyword
-        else positional[position]
-        if position is not None and position < len(positional)
+        else filled[position]
+        if position is not None and position < len(filled)
         else None
     )
     return param is not None and _scalar_hint(hints(fn).get(param.name))
+
+
+def positional_parameters(fn: Any) -> list[inspect.Parameter]:
+    """The parameters a positional argument can fill, in order ([] for a callable without a signature)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def _scalar_hint(hint: Any) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import torch
 
+from contract.checks.hotpath.calls import DYNAMIC_SHAPE_OPS
 from contract.checks.hotpath.flow import change
 from contract.checks.hotpath.model import MISSING
 from contract.checks.hotpath.resolve import Env, own_nodes, parse_source, resolve, user_code
@@ -38,8 +39,6 @@ def changing_shape(env: Env, node: ast.expr, scalar: Callable[[ast.expr], bool],
     return False
 
 
-DATA_SIZED = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"})
-"""Operators whose output size depends on the values they are given."""
 RESHAPES = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full"})
 """Tensor methods whose result's size comes from their arguments."""
 
@@ -101,7 +100,7 @@ def _sized(node: ast.expr, sizes: set[str], tensors: set[str], data: set[str]) -
         name = call.func.attr if isinstance(call.func, ast.Attribute) else ""
         if name in FACTORIES | RESHAPES and any(_reads(a, sizes) for a in _size_args(call)):
             return True
-        if name in DATA_SIZED and _reads(call, data):
+        if name in DYNAMIC_SHAPE_OPS and _reads(call, data):
             return True
     return False
 

@@ -28,9 +28,9 @@ def load(contract: Any) -> list[Finding]:
         return []  # the check reports the missing file (check and doctor see it too)
     try:
         data = _read(path)
-        from contract import _torch
+        from contract import _caches
 
-        wrote = _torch.load_cache_artifacts(data)
+        wrote = _caches.load_cache_artifacts(data)
     except Exception as exc:  # a corrupted or foreign file makes torch raise anything
         return [_failed(path, f"loading it raised {type(exc).__name__}: {str(exc)[:200]}")]
     if not wrote or not any(wrote.values()):

@@ -263,10 +263,10 @@ def _pgo(manifest: Manifest, contract: Any, ctx: Any, environ: Mapping[str, str]
 
 
 def _current_pgo(contract: Any, ctx: Any, environ: Mapping[str, str], state: str) -> dict[str, Any]:
-    from contract import _torch
+    from contract import _caches
 
-    now = _torch.pgo_state()
-    path = os.path.join(_torch.inductor_cache_dir(), now["state_file"] or state)
+    now = _caches.pgo_state()
+    path = os.path.join(_caches.inductor_cache_dir(), now["state_file"] or state)
     return {"job_id": now["job_id"], "present": now["present"], "path": path}
 
 

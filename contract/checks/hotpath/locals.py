@@ -136,9 +136,16 @@ class Locals:
         if isinstance(target, ast.Name) and target.id in self.once_assigned and target.id not in self.env.taint:
             bound = constant_value(self.env, self.flags, value)
             bound = alias_of(self.env, value) if bound is MISSING else bound
+        if isinstance(target, ast.Name) and bound is MISSING:
+            bound = self.constructed(value)
         self._rebind(target)
         if isinstance(target, ast.Name) and bound is not MISSING:
             self.env.args[target.id] = bound
+
+    def constructed(self, value: ast.expr) -> Any:
+        """An object the walked code builds, as the scan can know it (MISSING here: in compiled code a fresh object
+        holds no state between calls; the loop walker knows more)."""
+        return MISSING
 
     def _restores(self, target: ast.expr, value: ast.expr) -> bool:
         """`obj.attr = old` where `old` holds the value `obj.attr` had earlier in this call."""

@@ -27,6 +27,7 @@ from contract.checks.hotpath.hooks import visit_hook
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.modes import mode_of
 from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, cell_value, resolve, source_of, value_at
+from contract.checks.hotpath.shadows import shadow_instance
 from contract.checks.hotpath.walk import Walker, visit_callable
 
 HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
@@ -223,6 +224,10 @@ class LoopWalker(Arguments, Walker):
             return ()
         names = local_inputs(self.src.node, value) - set(self.items) - {self.env.self_name}
         return tuple((n, id(self.env.args[n])) for n in sorted(names) if n in self.env.args)
+
+    def constructed(self, value: ast.expr) -> Any:
+        """An object of a user class the step builds: a shadow holding what it was given (`shadows`)."""
+        return shadow_instance(self.env, value)
 
     def special_call(self, node: ast.Call, callee: Any) -> bool:
         """`module.train(...)`/`.eval()` write every submodule's `training`; `register_forward_hook` adds a hook;

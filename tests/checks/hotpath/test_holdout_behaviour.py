@@ -19,7 +19,18 @@ import torch._dynamo
 import torch._dynamo.callback
 import torch._dynamo.utils
 
-from tests.checks.hotpath import holdout, holdout2, holdout3, holdout4, holdout5, holdout6, holdout7, holdout8, holdout9
+from tests.checks.hotpath import (
+    holdout,
+    holdout2,
+    holdout3,
+    holdout4,
+    holdout5,
+    holdout6,
+    holdout7,
+    holdout8,
+    holdout9,
+    holdout10,
+)
 
 STEPS = 8
 CORPORA: dict[str, ModuleType] = {
@@ -32,6 +43,7 @@ CORPORA: dict[str, ModuleType] = {
     "holdout7": holdout7,
     "holdout8": holdout8,
     "holdout9": holdout9,
+    "holdout10": holdout10,
 }
 MIN_CASES = {
     "holdout": 45,
@@ -43,6 +55,7 @@ MIN_CASES = {
     "holdout7": 10,
     "holdout8": 10,
     "holdout9": 10,
+    "holdout10": 10,
 }
 """Each corpus keeps at least the cases it was built with."""
 

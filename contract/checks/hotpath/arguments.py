@@ -28,6 +28,7 @@ from contract.checks.hotpath.flow import Change, change, reads_argument, returns
 from contract.checks.hotpath.model import MISSING, Hazard, ScanState
 from contract.checks.hotpath.modes import record_call
 from contract.checks.hotpath.resolve import ENTRY, TRUSTED, CallArgs, Env, resolve, source_of
+from contract.checks.hotpath.shadows import hide_shadows
 from contract.checks.hotpath.shapes import changing_shape
 from contract.checks.hotpath.walk import visit_callable
 
@@ -73,7 +74,8 @@ class Arguments:
 
     def rewalk(self, module: nn.Module, region: str, passed: CallArgs | None) -> None:
         """Walk a compiled forward again as the step calls it (see `hot_with_objects`); what it reaches is confirmed
-        (`ScanState.confirmed`)."""
+        (`ScanState.confirmed`). Objects the step built are unknown there: the scan holds only their shadows."""
+        passed = hide_shadows(passed, self.state.shadows) if passed is not None else None
         target, self.state.target = self.state.target, id(module)
         self.state.rewalking, self.state.called = True, self.state.called | {region}
         try:

@@ -227,7 +227,10 @@ class LoopWalker(Arguments, Walker):
 
     def constructed(self, value: ast.expr) -> Any:
         """An object of a user class the step builds: a shadow holding what it was given (`shadows`)."""
-        return shadow_instance(self.env, value)
+        shadow = shadow_instance(self.env, value)
+        if shadow is not MISSING:
+            self.state.shadows.append(shadow)
+        return shadow
 
     def special_call(self, node: ast.Call, callee: Any) -> bool:
         """`module.train(...)`/`.eval()` write every submodule's `training`; `register_forward_hook` adds a hook;

@@ -139,6 +139,8 @@ class ScanState:
     """id() of every module inside a compiled region (their forward runs compiled) -> its region."""
     targets: set[tuple[int, str]] = field(default_factory=set)
     """(module id, method) of every compiled method."""
+    shadows: list[Any] = field(default_factory=list)
+    """Objects the step builds, as the loop walk knows them (`shadows`): never the real objects compiled code gets."""
     loop_resets: set[tuple[int, str]] = field(default_factory=set)
     """Containers the step empties on every call (`acts.clear()`, `self.acts = []`): the same at every call."""
     branch_reads: set[tuple[str, str, str]] = field(default_factory=set)

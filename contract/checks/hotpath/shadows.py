@@ -1,7 +1,8 @@
 """Objects the step builds (`trainer = Trainer(model)`, `cb = _callbacks[k] = Finetuning(model)`), known to the loop
 walk without running any user code: a shadow instance of the class, created without `__init__`, holding what
 `__init__` stores as it was passed (`self.model = model`). Methods the step then calls on it (`trainer.evaluate()`)
-are walked with the real objects it was given, so the step's writes through them (`self.model.eval()`) are seen."""
+are walked with the real objects it was given, so the step's writes through them (`self.model.eval()`) are seen. A
+shadow passed to a compiled call is an unknown argument there: it holds only part of the real object's state."""
 
 from __future__ import annotations
 
@@ -32,6 +33,20 @@ def shadow_instance(env: Env, node: ast.expr) -> Any:
         return MISSING
     shadow.__dict__.update(_stored(source.node, call_args(env, node)))
     return shadow
+
+
+def hide_shadows(call: CallArgs, shadows: list[Any]) -> CallArgs:
+    """The call with each shadow it passes made an unknown, changing argument."""
+
+    def real(value: Any, taint: str) -> tuple[Any, str]:
+        return (MISSING, "some") if any(value is s for s in shadows) else (value, taint)
+
+    return CallArgs(
+        positional=tuple(real(v, t) for v, t in call.positional),
+        keywords=tuple((k, *real(v, t)) for k, v, t in call.keywords),
+        rest=call.rest,
+        marks=call.marks,
+    )
 
 
 def _stored(init: ast.FunctionDef, call: CallArgs) -> dict[str, Any]:

@@ -167,6 +167,8 @@ def state_value(env: Env, node: ast.expr) -> Cond:
     value = constant(env, node)
     if value is MISSING or isinstance(node, ast.Constant):
         return UNKNOWN
+    if isinstance(node, ast.Name) and bound and node.id in env.origins:  # a local read from Python state
+        return Cond(bool(value), False, (f"{node.id} (now {value!r})",), env.origins[node.id])
     if isinstance(node, ast.Name) and bound:  # a constant of this call (`output_attentions=True` from the step)
         return Cond(bool(value), False, (f"{node.id} (= {value!r} in this call)",), frozenset())
     if isinstance(node, ast.Attribute):

@@ -219,7 +219,8 @@ def _nonzero_constant(node: ast.expr) -> bool:
 
 def step_arguments(node: ast.Call, call: CallArgs) -> CallArgs | None:
     """What the step passes a compiled call that is the same object on every call: objects (not tensors, modules or
-    numbers) and literal constants; every other argument unknown and changing, as ENTRY's. None: nothing to bind."""
+    numbers) and literal constants; every other argument passed unknown and changing, as ENTRY's. A parameter the
+    call does not pass (and no `*`/`**` may fill) runs with its default. None: nothing to bind."""
     literal = {k.arg: isinstance(k.value, ast.Constant) for k in node.keywords if k.arg}
     plain = (torch.Tensor, nn.Module, int, float, str, bool, type(None))
 
@@ -230,9 +231,12 @@ def step_arguments(node: ast.Call, call: CallArgs) -> CallArgs | None:
 
     positional = tuple(keep(v, isinstance(node.args[n], ast.Constant)) for n, (v, _) in enumerate(call.positional))
     keywords = tuple((k, *keep(v, literal.get(k, False))) for k, v, _ in call.keywords)
-    if all(v is MISSING for v, _ in positional) and all(v is MISSING for _, v, _ in keywords):
+    spread = (
+        call.rest or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+    )
+    if spread and all(v is MISSING for v, _ in positional) and all(v is MISSING for _, v, _ in keywords):
         return None
-    return CallArgs(positional=positional, keywords=keywords, rest="some")
+    return CallArgs(positional=positional, keywords=keywords, rest="some" if spread else "")
 
 
 def returns_number(fn: Any) -> bool:

@@ -13,12 +13,20 @@ from typing import TYPE_CHECKING, Any
 from contract.checks.hotpath.conditions import cond, exits
 from contract.checks.hotpath.flow import stronger, taint_of
 from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState
-from contract.checks.hotpath.resolve import Env, chain, iter_values, own_nodes, pair_values, resolve
+from contract.checks.hotpath.resolve import (
+    Env,
+    chain,
+    iter_values,
+    loop_stored_names,
+    own_nodes,
+    pair_values,
+    resolve,
+)
 from contract.checks.hotpath.tensors import TENSOR, assigned_kinds
 
 
 class Locals:
-    """The local-state half of the walker (needs `state`, `env`, `flags`, `items`, `saved`, `once_assigned` and
+    """The local-state half of the walker (needs `state`, `env`, `flags`, `items`, `saved`, `once_assigned`, `in_order` and
     `_block` from `walk.Walker`)."""
 
     state: ScanState
@@ -27,6 +35,7 @@ class Locals:
     items: dict[str, list[Any]]
     saved: dict[str, str]
     once_assigned: frozenset[str]
+    in_order: frozenset[int]
 
     if TYPE_CHECKING:  # provided by walk.Walker
 
@@ -133,7 +142,11 @@ class Locals:
         tests on it decide branches (`if "dynamic" in rope_type:`). Any other name it binds is no longer the
         caller's object (`_rebind`)."""
         bound = MISSING
-        if isinstance(target, ast.Name) and target.id in self.once_assigned and target.id not in self.env.taint:
+        if (
+            isinstance(target, ast.Name)
+            and (target.id in self.once_assigned or id(value) in self.in_order)
+            and target.id not in self.env.taint
+        ):
             bound = constant_value(self.env, self.flags, value)
             bound = alias_of(self.env, value) if bound is MISSING else bound
         if isinstance(target, ast.Name) and bound is MISSING:
@@ -141,6 +154,9 @@ class Locals:
         self._rebind(target)
         if isinstance(target, ast.Name) and bound is not MISSING:
             self.env.args[target.id] = bound
+            origins = state_read(self.env, value)
+            if origins:
+                self.env.origins[target.id] = origins
 
     def constructed(self, value: ast.expr) -> Any:
         """An object the walked code builds, as the scan can know it (MISSING here: in compiled code a fresh object
@@ -155,6 +171,7 @@ class Locals:
         """A parameter stops holding the caller's object where it is rebound (`if group is None: group = ...`)."""
         if isinstance(target, ast.Name):
             self.env.args.pop(target.id, None)
+            self.env.origins.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
             for elt in target.elts if not isinstance(target, ast.Starred) else [target.value]:
                 self._rebind(elt)
@@ -188,6 +205,39 @@ def single_assignments(node: ast.AST) -> frozenset[str]:
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):  # not `obj` of `obj.n += 1`
                     counts[sub.id] = 2
     return frozenset(k for k, v in counts.items() if v == 1)
+
+
+@functools.lru_cache(maxsize=4096)
+def in_order_assignments(node: ast.AST) -> frozenset[int]:
+    """id() of the values of assignments made in the function's own body, outside any block, to a name no loop binds
+    (`use_cache = use_cache if use_cache is not None else self.config.use_cache`): the walk meets them in the order
+    they run, so the name holds that value until a later assignment (which unbinds it where it stands)."""
+    looped = loop_stored_names(node)
+    body = getattr(node, "body", [])
+    return frozenset(
+        id(stmt.value)
+        for stmt in (body if isinstance(body, list) else [])
+        if isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and stmt.targets[0].id not in looped
+    )
+
+
+def state_read(env: Env, node: ast.expr) -> frozenset[tuple[int, str]]:
+    """The Python state an expression reads on real objects ((container id, name)), when that alone decides it: empty
+    when it also reads an argument the call passed (a constant of this call) or a local bound to one."""
+    keys: set[tuple[int, str]] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in env.args and n.id != env.self_name and n.id not in env.defaults:
+            if n.id not in env.origins:
+                return frozenset()
+            keys |= env.origins[n.id]
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            parent = resolve(env, n.value)
+            if parent is not MISSING and not isinstance(parent, Prop):
+                keys.add((id(parent), n.attr))
+    return frozenset(keys)
 
 
 def alias_of(env: Env, node: ast.expr) -> Any:

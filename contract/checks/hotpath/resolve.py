@@ -116,6 +116,9 @@ class Env:
     tensors: set[str] = field(default_factory=set)
     """Names that hold a tensor for certain where the walk stands: parameters annotated as tensors (`mask: torch.Tensor
     | None`) and locals last assigned a tensor value (`tensors.assigned_kinds`)."""
+    origins: dict[str, frozenset[tuple[int, str]]] = field(default_factory=dict)
+    """Locals bound to a constant read from Python state (`use_cache = ... else self.config.use_cache`): that state's
+    (container id, name), so a test on the local is a test on the state."""
     marks: dict[str, str] = field(default_factory=dict)
     """Parameters the caller marked (`CallArgs.marks`): `scalar`, `sized` or `none`."""
     changing: dict[tuple[int, str], str] | None = None

@@ -19,7 +19,7 @@ from contract.checks.hotpath import calls
 from contract.checks.hotpath.access import Access
 from contract.checks.hotpath.classify import aug_form, form_of, literal
 from contract.checks.hotpath.conditions import cond, tested_values, walk_expr
-from contract.checks.hotpath.locals import Locals, single_assignments
+from contract.checks.hotpath.locals import Locals, in_order_assignments, single_assignments
 from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, ScanState, Source
 from contract.checks.hotpath.resolve import (
     ANY_KEY,
@@ -140,6 +140,8 @@ class Walker(Access, Locals, ast.NodeVisitor):
         """Locals holding a state's value read earlier (`old = self.config.x`): writing it back restores the state."""
         self.once_assigned = single_assignments(src.node)
         """Locals assigned exactly once in this function: one that gets a constant is bound to it (`_constant`)."""
+        self.in_order = in_order_assignments(src.node)
+        """Assignments in the function's own body, outside any block: bound in the order the walk meets them."""
 
     def run(self) -> None:
         """Walk the function's body (a lambda's expression as one statement)."""

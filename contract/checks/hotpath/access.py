@@ -19,9 +19,9 @@ from contract.checks.hotpath.resolve import (
     CONTENTS,
     CallArgs,
     Env,
-    cell_value,
     chain,
     class_holding,
+    current_value,
     parent_and_name,
     resolve,
     slot_of,
@@ -135,7 +135,7 @@ class Access:
         """Record one resolved write, with the state's current value, for `classify`."""
         is_cell = type(parent).__name__ == "cell"
         store = parent.cell_contents if is_cell else parent
-        current = parent if key == CONTENTS else cell_value(parent) if is_cell else value_at(parent, key)
+        current = current_value(parent, key)
         via = "cell" if is_cell else "class" if isinstance(parent, type) else ""
         self.state.writes.append(
             Write(

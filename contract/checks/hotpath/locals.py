@@ -26,8 +26,8 @@ from contract.checks.hotpath.tensors import TENSOR, assigned_kinds
 
 
 class Locals:
-    """The local-state half of the walker (needs `state`, `env`, `flags`, `items`, `saved`, `once_assigned`, `in_order` and
-    `_block` from `walk.Walker`)."""
+    """The local-state half of the walker (needs `state`, `env`, `flags`, `items`, `saved`, `once_assigned`,
+    `in_order` and `_block` from `walk.Walker`)."""
 
     state: ScanState
     env: Env

@@ -26,7 +26,7 @@ from contract.checks.hotpath.flow import Change, change
 from contract.checks.hotpath.hooks import visit_hook
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.modes import mode_of
-from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, cell_value, resolve, source_of, value_at
+from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, current_value, resolve, source_of
 from contract.checks.hotpath.shadows import shadow_instance
 from contract.checks.hotpath.walk import Walker, visit_callable
 
@@ -183,8 +183,7 @@ class LoopWalker(Arguments, Walker):
         value: ast.expr | None = None,
     ) -> None:
         """Record a write made between compiled calls, with how its value moves from one call to the next."""
-        is_cell = type(parent).__name__ == "cell"
-        current = cell_value(parent) if is_cell else parent if key.startswith("<") else value_at(parent, key)
+        current = current_value(parent, key)
         moved = change(self.env, value) if value is not None else None
         if any(c is FIRST_CALL for c in self.conds):
             return  # first-call setup, before anything compiled

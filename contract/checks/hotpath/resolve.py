@@ -475,6 +475,14 @@ def type_name(obj: Any) -> str:
     return obj.__name__ if isinstance(obj, type) else type(obj).__name__
 
 
+def current_value(parent: Any, key: str) -> Any:
+    """What a write's target holds now: a container itself for its CONTENTS, a closure cell's contents, an item or
+    attribute (MISSING when unset)."""
+    if key == CONTENTS:
+        return parent
+    return cell_value(parent) if type(parent).__name__ == "cell" else value_at(parent, key)
+
+
 def cell_value(cell: Any) -> Any:
     try:
         return cell.cell_contents

@@ -23,7 +23,8 @@ from contract.binding.targets import Binding, Target, inside
 
 
 def never_compiled(binding: Binding, step: Callable, compiled: set[str], last_step: int) -> dict[str, tuple[str, str]]:
-    """Region -> (why, fix) of its calls running eager, for enabled regions the step calls that never compiled in the probe."""
+    """Region -> (why, fix) of its calls running eager, for enabled regions the step calls that never compiled in
+    the probe."""
     codes = {_code(t) for t in binding.targets() if t.region in compiled}
     quiet = [t for t in binding.targets() if t.region not in compiled and _alone(binding, t, codes)]
     if not quiet or last_step < 0:

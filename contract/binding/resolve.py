@@ -12,7 +12,7 @@ from typing import Any
 from torch import nn
 
 from contract import _distributed
-from contract.binding.rules import NESTED, NO_MATCH, NO_METHOD, OVERLAP, UNKNOWN_ARG
+from contract.binding.rules import CONTAINER, NESTED, NO_MATCH, NO_METHOD, OVERLAP, UNKNOWN_ARG
 from contract.binding.targets import Binding, RegionBinding, Target, inside
 from contract.document.load import Contract
 from contract.document.rules import NO_REGIONS
@@ -96,6 +96,9 @@ def _claim(binding: Binding, rb: RegionBinding, matched: list, method: str, find
     """Claim `method` on each matched module; missing or unreadable methods and double claims are findings."""
     region = rb.region
     for path, module in matched:
+        if method == "forward" and isinstance(module, (nn.ModuleList, nn.ModuleDict)):
+            findings.append(_container(region, path, module))
+            continue
         fn, error = _read_method(module, method)
         if error is not None:
             findings.append(_unreadable(region, path, module, method, error))
@@ -170,6 +173,17 @@ def parameters(fn: Callable) -> list[str] | None:
         return list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         return None
+
+
+def _container(region: Region, path: str, module: nn.Module) -> Finding:
+    """CC506: a module container matched for its forward, which nothing calls."""
+    children = f"{path}.*" if path else "*"
+    return CONTAINER.finding(
+        region.loc("module"),
+        f"{_shown(path)} is an {type(module).__name__}: the model calls its children, never the container, so "
+        f"region {region.name!r} compiles nothing there",
+        f'match its children: module = "{children}"',
+    )
 
 
 def _no_match(region: Region, names: list[str]) -> Finding:

@@ -137,4 +137,30 @@ Use the parameter's name as written in the method's signature.
 """,
 )
 
-RULES = (NO_MATCH, OVERLAP, NO_METHOD, NESTED, UNKNOWN_ARG)
+CONTAINER = Rule(
+    code="CC506",
+    name="glob-matches-container",
+    severity="error",
+    doc="""\
+## What it does
+Reports a region whose glob matches an `nn.ModuleList` or `nn.ModuleDict` itself (`module = "layers"`) for its
+`forward`. The container is not claimed.
+
+## Why it matters
+A module container has no forward of its own: the model calls its children directly (`for layer in self.layers:`),
+never the container, so compiling it compiles nothing. The region's layers run eager, its budgets watch nothing,
+and the monitor stays silent, the same as a glob that matches nothing (CC501).
+
+## Example
+```toml
+[[region]]
+name = "layers"
+module = "layers"   # CC506: layers is a ModuleList; its children are layers.0, layers.1, ...
+```
+
+## Fix
+Match the children: `module = "layers.*"`.
+""",
+)
+
+RULES = (NO_MATCH, OVERLAP, NO_METHOD, NESTED, UNKNOWN_ARG, CONTAINER)

@@ -263,6 +263,26 @@ def untraceable_system_call(fn: Any) -> bool:
         return False
 
 
+def torch_graph_break(fn: Any) -> str | None:
+    """Why calling a torch library callable from compiled code breaks the graph, where torch's own code says so:
+    its file is one Dynamo force-skips (`trace_rules.FORCE_SKIP_FILES`: `optim/lr_scheduler.py` on torch 2.11-2.13),
+    or a wrapper it runs calls `torch._dynamo.graph_break()` itself (the optimizers' `step`, around the update)."""
+    from torch._dynamo import trace_rules
+
+    skipped: set[str] = getattr(trace_rules, "FORCE_SKIP_FILES", set())
+    for _ in range(8):
+        fn = getattr(fn, "__func__", fn)
+        code = getattr(fn, "__code__", None)
+        if code is None or not str(getattr(fn, "__module__", "") or "").startswith("torch."):
+            return None
+        if code.co_filename in skipped:
+            return f"runs code of torch/{code.co_filename.rsplit('torch/', 1)[-1]}, a file Dynamo skips"
+        if "graph_break" in code.co_names and "_dynamo" in code.co_names:
+            return f"{fn.__qualname__} calls torch._dynamo.graph_break()"
+        fn = getattr(fn, "__wrapped__", None)
+    return None
+
+
 def is_disable_decorator(fn: Any) -> bool:
     """`torch.compiler.disable` or the private `torch._dynamo.disable` older code decorates with (torch 2.11-2.13)."""
     import torch._dynamo

@@ -61,6 +61,8 @@ class Access:
         if parent is MISSING or isinstance(parent, Prop):
             return
         value = static_get(parent, node.attr)
+        if value is None:
+            self.note_unset(node)
         if value is MISSING:
             self._lazy_attribute(parent, node.attr)
         if value is None and tensor_fields_only(parent, node.attr, fields_read(self.src.node, node)):
@@ -78,6 +80,11 @@ class Access:
                 self.state.branch_reads.add(key)
             if self.state.rewalking:
                 self.state.confirmed.add(key)
+
+    def note_unset(self, node: ast.expr) -> None:
+        """A read of a slot that holds None now (`ctx.attn_metadata`, `get_forward_context()`): remember the fields
+        the function reads on it (`ScanState.unset_fields`)."""
+        self.state.unset_fields |= fields_read(self.src.node, node) or set()
 
     def _lazy_attribute(self, parent: Any, name: str) -> None:
         """An attribute the object does not hold runs its class's `__getattr__` on every read (vLLM's `envs`, lazy

@@ -63,6 +63,10 @@ class Arguments:
         """Locals the step made require grad (`real.requires_grad_()`)."""
         self.dynamic: set[str] = set()
         """Locals the step declared dynamic (`torch._dynamo.mark_dynamic`): their sizes may change."""
+        self.lengths: set[str] = {n for n, m in marks.items() if m == "length"}
+        """Locals holding a list whose length changes between calls (`_changing_length`)."""
+        self.nones: set[str] = set()
+        """Locals last assigned None."""
         self.optional: set[str] = {n for n, m in marks.items() if m == "none"}
         """Locals that are None at some calls and a value at others (`_sometimes_none`)."""
 
@@ -70,7 +74,7 @@ class Arguments:
         """A compiled call the step passes objects (a KV cache, a scheduler) or literal constants
         (`output_attentions=True`): walk its forward again as hot code with them bound, so what it does to the
         objects and the branches the constants decide are seen (every other argument stays unknown, as from ENTRY)."""
-        self.rewalk(module, region, step_arguments(node, call_args(self.env, node)))
+        self.rewalk(module, region, step_arguments(node, call_args(self.env, node), self.env))
 
     def rewalk(self, module: nn.Module, region: str, passed: CallArgs | None) -> None:
         """Walk a compiled forward again as the step calls it (see `hot_with_objects`); what it reaches is confirmed
@@ -89,11 +93,56 @@ class Arguments:
         value = node.value
         for name in (t.id for t in node.targets if isinstance(t, ast.Name)):
             _remember(self.built, name, value if isinstance(value, ast.Call) else None)
+            if isinstance(value, ast.Call):
+                self._record_built(value)
             _remember(self.literals, name, value if isinstance(value, (ast.Dict, ast.List, ast.Tuple)) else None)
             _toggle(self.scalars, name, self._scalar(value))
-            _toggle(self.shaped, name, changing_shape(self.env, value, self._scalar, self.shaped))
+            _toggle(self.shaped, name, changing_shape(self.env, value, self._scalar, self.shaped, self._lists()))
             _toggle(self.optional, name, self._sometimes_none(value))
+            _toggle(self.lengths, name, self._changing_length(value))
             self.dynamic.discard(name)
+        for target in node.targets:
+            self._unpacked_scalars(target, value)
+            for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                _toggle(self.nones, name, isinstance(value, ast.Constant) and value.value is None)
+
+    def visit_For(self, node: ast.For) -> None:
+        """`residual = None; for layer in self.layers: h, residual = layer(h, residual)`: a local None before the
+        loop that the loop body reassigns is None at the first iteration's calls only."""
+        carried = self.nones & {
+            n.id for s in node.body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        added = carried - self.optional
+        self.optional |= added
+        try:
+            super().visit_For(node)  # type: ignore[misc]
+        finally:
+            self.optional -= added
+
+    def _unpacked_scalars(self, target: ast.expr, value: ast.expr) -> None:
+        """`temperature, top_p = REQUESTS[i]` over a sequence of equal-length tuples of constants: each name a
+        Python number or string, as `SIZES[i]` is."""
+        if not (isinstance(target, ast.Tuple) and isinstance(value, ast.Subscript)):
+            return
+        rows = sequence_of(self.env, value.value)
+        width = len(target.elts)
+        if not (
+            isinstance(rows, (tuple, list)) and rows and all(isinstance(r, tuple) and len(r) == width for r in rows)
+        ):
+            return
+        for k, elt in enumerate(target.elts):
+            if isinstance(elt, ast.Name):
+                _toggle(self.scalars, elt.id, _constants([r[k] for r in rows]))
+
+    def _record_built(self, call: ast.Call) -> None:
+        """Remember which Python fields of a record the step builds change between calls (`ScanState.record_fields`)."""
+        cls, call = record_class(resolve(self.env, call.func), call)
+        if cls is not None and cls.__module__.split(".")[0] not in TRUSTED and hints(cls):
+            self.state.record_fields |= changing_fields(cls, call, lambda e: change(self.env, e) is not None)
+
+    def _lists(self) -> frozenset[str]:
+        """The step's locals that hold a list or tuple display (`examples = [a, b]`): their length is fixed."""
+        return frozenset(n for n, v in self.literals.items() if isinstance(v, (ast.List, ast.Tuple)))
 
     def _scalar(self, node: ast.expr) -> bool:
         """A Python number, bool or str for certain (what Dynamo specializes on): constants, the step's index, locals
@@ -126,15 +175,19 @@ class Arguments:
             return numeric and bool(args) and not node.keywords and all(self._scalar(a) for a in args)
         return False
 
-    def scalar_arguments(self, node: ast.Call, module: nn.Module) -> None:
+    def scalar_arguments(self, node: ast.Call, module: nn.Module, rewalk: bool = True) -> None:
         """A compiled call the step passes a Python number, bool or str that changes between calls (directly, or as an
         item of a dict/list/tuple it builds): Dynamo specializes on it and recompiles (a number once, then it is
         dynamic; a string, or anything where dynamic shapes are off, on every new value). Also a tensor whose size
         changes, and a record built anew whose fields the compiled code reads."""
         region = self.state.hot_modules.get(id(module))
         if region is not None:
-            record_call(self.state, region, self.where(node), self._requires_grad(node))
-            self.hot_with_objects(node, module, region)
+            inside = isinstance(self.env.owner, nn.Module)  # a wrapper module's forward: located at the step's call
+            where = self.state.step_call if inside and self.state.step_call else self.where(node)
+            code = getattr(getattr(type(module), "forward", None), "__code__", None)
+            record_call(self.state, region, code, where, self._requires_grad(node))
+            if rewalk:
+                self.hot_with_objects(node, module, region)
         if region is None or any(c is FIRST_CALL for c in self.conds):
             return
         forward = getattr(type(module), "forward", None)
@@ -146,7 +199,8 @@ class Arguments:
             spread = arg.value if isinstance(arg, ast.Starred) else arg
             declared = isinstance(arg, ast.Name) and arg.id in self.dynamic
             if not declared and (
-                changing_shape(self.env, spread, self._scalar, self.shaped) or self.shapes_over_loop(arg) > 1
+                changing_shape(self.env, spread, self._scalar, self.shaped, self._lists())
+                or self.shapes_over_loop(arg) > 1
             ):
                 self._argument("loop-shape", arg, region, f"`{ast.unparse(arg)[:60]}`")
             scalar = self._scalar(arg) or declared_scalar(forward, position, keyword)
@@ -157,6 +211,33 @@ class Arguments:
             item = self._changing_item(arg)
             if item is not None:
                 self._argument("loop-arg", item, region, f"`{ast.unparse(item)[:60]}` (in `{ast.unparse(arg)[:30]}`)")
+            listed = next((e for e in self._parts(arg) if self._changing_length(e)), None)
+            if listed is not None:
+                self._argument("loop-length", arg, region, f"`{ast.unparse(listed)[:60]}`")
+
+    def _parts(self, arg: ast.expr) -> list[ast.expr]:
+        """An argument and, for a dict/list/tuple display the step builds, its items."""
+        built = self.literals.get(arg.id) if isinstance(arg, ast.Name) else arg
+        items = (
+            built.values
+            if isinstance(built, ast.Dict)
+            else built.elts
+            if isinstance(built, (ast.List, ast.Tuple))
+            else []
+        )
+        return [arg, *items]
+
+    def _changing_length(self, node: ast.expr) -> bool:
+        """A list the step builds with one item per count that changes between calls (`[torch.randn(4) for _ in
+        range(n_regions)]`), or a local holding one."""
+        if isinstance(node, ast.Name):
+            return node.id in self.lengths
+        if not isinstance(node, ast.ListComp) or len(node.generators) != 1 or node.generators[0].ifs:
+            return False
+        it = node.generators[0].iter
+        if not (isinstance(it, ast.Call) and resolve(self.env, it.func) is range and len(it.args) == 1):
+            return False
+        return change(self.env, it.args[0]) is not None and self._scalar(it.args[0])
 
     def marks_of(self, node: ast.Call, skip: int = 0) -> tuple[tuple[int | str, str], ...]:
         """What a call from the step's side passes on (`CallArgs.marks`), so an eager parent's forward or a helper
@@ -174,10 +255,12 @@ class Arguments:
 
     def _mark(self, arg: ast.expr) -> str:
         declared = isinstance(arg, ast.Name) and arg.id in self.dynamic
-        if not declared and changing_shape(self.env, arg, self._scalar, self.shaped):
+        if not declared and changing_shape(self.env, arg, self._scalar, self.shaped, self._lists()):
             return "sized"
         if self._sometimes_none(arg) or isinstance(arg, ast.Name) and arg.id in self.optional:
             return "none"
+        if self._changing_length(arg):
+            return "length"
         return "scalar" if self._scalar(arg) else ""
 
     def _argument(self, kind: str, node: ast.expr, region: str, what: str) -> None:

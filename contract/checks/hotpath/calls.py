@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import contextlib
 import dataclasses
 import inspect
 import logging
@@ -22,9 +23,9 @@ from torch import nn
 from contract import _torch
 from contract.checks.hotpath.classify import form_of
 from contract.checks.hotpath.conditions import walk_expr
-from contract.checks.hotpath.flow import stronger, taint_of
+from contract.checks.hotpath.flow import displayed, stronger, taint_of
 from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState, Source
-from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, Env, chain, resolve
+from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, Display, Env, chain, resolve
 from contract.checks.hotpath.tensors import tensor_valued
 
 
@@ -60,9 +61,11 @@ class Walk(Protocol):
     def enter_module(self, module: nn.Module, method: str = "forward", call: CallArgs | None = None) -> None: ...
     def walk_nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None: ...
     def special_call(self, node: ast.Call, callee: Any) -> bool: ...
+    def child_call(self, node: ast.Call, child: nn.Module) -> None: ...
     def note_read(self, key: tuple[int, str], node: ast.AST) -> None: ...
     def each(self, name: str) -> AbstractContextManager[list[Any]]: ...
     def marks_of(self, node: ast.Call, skip: int = 0) -> tuple[tuple[int | str, str], ...]: ...
+    def constructed(self, value: ast.expr) -> Any: ...
 
 
 MUTATORS: dict[type, frozenset[str]] = {
@@ -141,14 +144,15 @@ def on_call(w: Walk, node: ast.Call) -> None:
     if isinstance(func, ast.Name) and func.id in w.items and func.id not in w.env.args:
         for value in w.items[func.id][:MAX_ITEMS]:  # `for table, ids in zip(self.tables, ...): table(ids)`
             if isinstance(value, nn.Module):
+                w.child_call(node, value)
                 w.enter_module(value, call=marked(w, node))
         return
     if isinstance(func, ast.Name) and func.id in w.env.loops and func.id in w.env.local:
         container = resolve(w.env, w.env.loops[func.id])
-        return call_children(w, container, marked(w, node))
+        return call_children(w, container, marked(w, node), node)
     if isinstance(func, ast.Subscript) and isinstance(resolve(w.env, func.value), CONTAINERS):
         return call_children(
-            w, resolve(w.env, func.value), marked(w, node)
+            w, resolve(w.env, func.value), marked(w, node), node
         )  # else the item itself: `self._getters[name]()`
     base = chain(func.value) if isinstance(func, ast.Attribute) else None
     if base is not None and base[0] in w.items and base[0] not in w.env.args:
@@ -163,6 +167,8 @@ def on_call(w: Walk, node: ast.Call) -> None:
     if target is not None:
         return w.enter(target[0], target[1], call_args(w.env, node))
     callee = resolve(w.env, func)
+    if callee is MISSING and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+        callee = getattr(w.constructed(func.value), func.attr, MISSING)  # `LLaMA(model).generate(...)`
     if w.special_call(node, callee):
         return
     if (
@@ -204,7 +210,10 @@ def call_args(env: Env, node: ast.Call, skip: int = 0) -> CallArgs:
         positional.append((value, "" if value is not MISSING else taint_of(env, arg)))
     keywords = []
     for kw in node.keywords:
-        if kw.arg is None:
+        spread = resolve(env, kw.value) if kw.arg is None else None
+        if displayed(spread):  # `model(**inputs)` with `inputs` a dict display the caller passed
+            keywords += [(k, v, "" if v is not MISSING else "some") for k, v in spread.items()]
+        elif kw.arg is None:
             rest = stronger(rest, _spread_taint(env, kw.value))
         else:
             value = argument(env, kw.value)
@@ -226,8 +235,17 @@ def argument(env: Env, node: ast.expr) -> Any:
     """The object an argument expression passes, where the scan knows it (a constant, a name on a real object)."""
     if isinstance(node, ast.Constant):
         return node.value
+    if literal_scalars(node):  # `ranks=[0]`: a fresh container of constants, passed as its (immutable) items
+        return tuple(ast.literal_eval(node))
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+        return Display({k.value: argument(env, v) for k, v in zip(node.keys, node.values, strict=True)})  # type: ignore[union-attr]
     value = resolve(env, node)
     return MISSING if isinstance(value, Prop) else value
+
+
+def literal_scalars(node: ast.expr) -> bool:
+    """A list, tuple or set display of constants (`[0]`, `("fp8", "bf16")`)."""
+    return isinstance(node, (ast.List, ast.Tuple, ast.Set)) and all(isinstance(e, ast.Constant) for e in node.elts)
 
 
 def _decorator(node: ast.expr) -> ast.expr:
@@ -260,10 +278,13 @@ def setattr_write(w: Walk, node: ast.Call) -> None:
 CONTAINERS = (nn.ModuleList, nn.ModuleDict, nn.Sequential)
 
 
-def call_children(w: Walk, container: Any, call: CallArgs) -> None:
-    """A call through a module container (`self.layers[i](x)`, `for layer in ...: layer(x)`): every child."""
+def call_children(w: Walk, container: Any, call: CallArgs, node: ast.Call | None = None) -> None:
+    """A call through a module container (`self.layers[i](x)`, `for layer in ...: layer(x)`): every child, each a
+    call the walker may check (`child_call`: what eager code passes a compiled layer)."""
     if isinstance(container, CONTAINERS):
         for child in container.children():
+            if node is not None:
+                w.child_call(node, child)
             w.enter_module(child, call=call)
 
 
@@ -288,6 +309,9 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
     if _torch.untraceable_system_call(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a system call Dynamo does not trace)")
+    why = _torch.torch_graph_break(callee)
+    if why is not None:
+        return w.hazard("graph-break", node, f"{ast.unparse(func)}() ({why})")
     if isinstance(callee, nn.Module) and _torch.is_compiler_disabled(getattr(type(callee), "forward", None)):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (its forward is under torch.compiler.disable)")
     if isinstance(callee, nn.Module):
@@ -304,6 +328,30 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
     ):
         return w.enter_module(owner, func.attr, call)
     w.enter(callee, owner, call)
+
+
+LOCK_MODULES = frozenset({"threading", "multiprocessing.synchronize"})
+"""Synchronisation primitives: their Python `__enter__` acquires a C lock (`Semaphore`, `Condition`, a
+multiprocessing `Lock`)."""
+UNTRACED_CONTEXTS = (contextlib.suppress, contextlib.ExitStack)
+"""Standard-library context managers Dynamo does not enter (each measured breaking the graph on torch 2.13)."""
+
+
+def untraceable_context(env: Env, expr: ast.expr) -> str | None:
+    """`with self.lock:` on an object Dynamo cannot enter (gb0142): one whose `__enter__` is C code outside torch
+    (`threading.Lock`, a file), a lock of `threading`/`multiprocessing`, `contextlib.suppress`/`ExitStack`. It breaks
+    the graph in a function the region calls and runs the region's own frame eager (measured on torch 2.13). torch's
+    context managers (grad modes, autocast) and `contextlib.nullcontext` are known to Dynamo."""
+    obj = resolve(env, expr)
+    if obj is MISSING or isinstance(obj, Prop):
+        return None
+    cls = type(obj)
+    enter = getattr(cls, "__enter__", None)
+    module = str(getattr(cls, "__module__", "") or "")
+    in_c = enter is not None and not isinstance(enter, types.FunctionType) and module.split(".")[0] != "torch"
+    if not (in_c or module in LOCK_MODULES and enter is not None or isinstance(obj, UNTRACED_CONTEXTS)):
+        return None
+    return f"with {ast.unparse(expr)} (a {module}.{cls.__name__}: Dynamo cannot enter it)"
 
 
 def torch_runs_arguments(callee: Any) -> bool:

@@ -40,6 +40,7 @@ _BY_KIND = {
     "loop-none": LOOP_MUTATED,
     "loop-mode": LOOP_MUTATED,
     "loop-shape": LOOP_MUTATED,
+    "loop-length": LOOP_MUTATED,
     "late-hook": LATE_HOOK,
     "dynamic-shape": DYNAMIC_SHAPE,
 }
@@ -131,6 +132,12 @@ _MESSAGES = {
         "for the first new shape, then compiles a dynamic graph (with dynamic = false, one graph per shape)",
         "mark the dimension dynamic before the first call (the region's dynamic_dims, or dynamic = true), or pad "
         "inputs to a few fixed sizes",
+    ),
+    "loop-length": (
+        "the step passes {what} to region {region!r}, a list whose length changes between calls: Dynamo guards a "
+        "list's length (and unrolls loops over it), so each new length compiles another graph",
+        "stack the items in one tensor padded to a fixed count (with zero masks for the unused ones), or keep the "
+        "count fixed",
     ),
     "late-hook": (
         "the step registers a forward hook on {what} inside region {region!r} after it was compiled: Dynamo "

@@ -129,7 +129,7 @@ def compare(env: Env, test: ast.Compare) -> Cond:
     values = [constant(env, test.left), constant(env, test.comparators[0])]
     if any(v is MISSING for v in values):
         return UNKNOWN
-    if isinstance(test.ops[0], (ast.In, ast.NotIn)) and not all(isinstance(v, str) for v in values):
+    if isinstance(test.ops[0], (ast.In, ast.NotIn)) and not membership(*values):
         return UNKNOWN
     if isinstance(test.ops[0], _ORDER) and not all(type(v) in (int, float) for v in values):
         return UNKNOWN  # `threshold > 0.0` on numbers only
@@ -140,6 +140,13 @@ def compare(env: Env, test: ast.Compare) -> Cond:
     # both sides are constants of this call (literals, arguments the caller passes as constants, unpassed defaults):
     # the other branch never runs here
     return Cond(value, eager=True) if _constant_sides(env, test) else UNKNOWN
+
+
+def membership(item: Any, container: Any) -> bool:
+    """`"x" in "xyz"`, or a scalar in a tuple of scalars (`0 in ranks` with `ranks=[0]` passed as a literal)."""
+    if isinstance(item, str) and isinstance(container, str):
+        return True
+    return is_scalar(item) and type(container) is tuple and all(is_scalar(v) for v in container)
 
 
 def _constant_sides(env: Env, test: ast.Compare) -> bool:
@@ -155,6 +162,8 @@ def constant(env: Env, node: ast.expr) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
     value = resolve(env, node)
+    if type(value) is tuple and isinstance(node, ast.Name) and node.id in env.args:  # a literal the caller passed
+        return value
     return value if is_scalar(value) or value is None or type(value) is float else MISSING
 
 
@@ -169,8 +178,8 @@ def state_value(env: Env, node: ast.expr) -> Cond:
         return UNKNOWN
     if isinstance(node, ast.Name) and bound and node.id in env.origins:  # a local read from Python state
         return Cond(bool(value), False, (f"{node.id} (now {value!r})",), env.origins[node.id])
-    if isinstance(node, ast.Name) and bound:  # a constant of this call (`output_attentions=True` from the step)
-        return Cond(bool(value), False, (f"{node.id} (= {value!r} in this call)",), frozenset())
+    if isinstance(node, ast.Name) and bound:  # a constant of this call (`output_attentions=True` from the step):
+        return Cond(bool(value), eager=True)  # the other branch never runs in this call
     if isinstance(node, ast.Attribute):
         parent = resolve(env, node.value)
         key = (id(parent), node.attr)

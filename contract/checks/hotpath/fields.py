@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 
-def fields_read(body: ast.AST, node: ast.Attribute) -> set[str] | None:
+def fields_read(body: ast.AST, node: ast.expr) -> set[str] | None:
     """Attribute names the function reads on the value of `node`: `node.f` directly, or `x.f` where `x = node` is a
     local assigned once; None when the value is used any other way (passed on, returned, stored)."""
     nodes = list(ast.walk(body))

@@ -10,13 +10,13 @@ import random
 import time
 import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import torch
 from torch import nn
 
 from contract.checks.hotpath.model import MISSING
-from contract.checks.hotpath.resolve import CallArgs, Env, parse_source, resolve
+from contract.checks.hotpath.resolve import CallArgs, Display, Env, parse_source, resolve
 
 LEVELS = ("", "some", "every")
 """Taint levels, weakest first: unchanged, may change between calls, changes on every call."""
@@ -217,7 +217,7 @@ def _nonzero_constant(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and bool(node.value)
 
 
-def step_arguments(node: ast.Call, call: CallArgs) -> CallArgs | None:
+def step_arguments(node: ast.Call, call: CallArgs, env: Env) -> CallArgs | None:
     """What the step passes a compiled call that is the same object on every call: objects (not tensors, modules or
     numbers) and literal constants; every other argument passed unknown and changing, as ENTRY's. A parameter the
     call does not pass (and no `*`/`**` may fill) runs with its default. None: nothing to bind."""
@@ -227,16 +227,24 @@ def step_arguments(node: ast.Call, call: CallArgs) -> CallArgs | None:
     def keep(value: Any, is_literal: bool) -> tuple[Any, str]:
         if is_literal:
             return value, ""  # the same constant on every call
-        return (value if value is not MISSING and not isinstance(value, plain) else MISSING), "some"
+        known = value is not MISSING and not isinstance(value, (*plain, Display))  # a display is new every call
+        return (value if known else MISSING), "some"
 
     positional = tuple(keep(v, isinstance(node.args[n], ast.Constant)) for n, (v, _) in enumerate(call.positional))
     keywords = tuple((k, *keep(v, literal.get(k, False))) for k, v, _ in call.keywords)
     spread = (
-        call.rest or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        call.rest
+        or any(isinstance(a, ast.Starred) for a in node.args)
+        or any(k.arg is None and not displayed(resolve(env, k.value)) for k in node.keywords)
     )
     if spread and all(v is MISSING for v, _ in positional) and all(v is MISSING for _, v, _ in keywords):
         return None
     return CallArgs(positional=positional, keywords=keywords, rest="some" if spread else "")
+
+
+def displayed(value: Any) -> TypeGuard[Display]:
+    """A dict display whose keys the scan still knows (`Display`)."""
+    return isinstance(value, Display) and not value.opaque
 
 
 def returns_number(fn: Any) -> bool:

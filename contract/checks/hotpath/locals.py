@@ -122,12 +122,15 @@ class Locals:
                 self.env.args[name] = saved
 
     def _save(self, target: ast.expr, value: ast.expr) -> None:
-        """Remember `old = obj.attr` (or `getattr(obj, "attr")`) so that `obj.attr = old` is known as a restore."""
+        """Remember `old = obj.attr` (or `getattr(obj, "attr")`, or a declared global) so that `obj.attr = old` is
+        known as a restore."""
         if not isinstance(target, ast.Name):
             return
         self.saved.pop(target.id, None)
         if isinstance(value, ast.Attribute) and chain(value) is not None:
             self.saved[target.id] = ast.unparse(value)
+        elif isinstance(value, ast.Name) and value.id in self.env.declared:  # `prev = _ctx` under `global _ctx`
+            self.saved[target.id] = value.id
         elif (
             isinstance(value, ast.Call)
             and isinstance(value.func, ast.Name)

@@ -26,7 +26,7 @@ from contract.checks.hotpath.flow import Change, change
 from contract.checks.hotpath.hooks import visit_hook
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.modes import mode_of
-from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, current_value, resolve, source_of
+from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, Display, current_value, resolve, source_of
 from contract.checks.hotpath.shadows import shadow_instance
 from contract.checks.hotpath.walk import Walker, visit_callable
 
@@ -183,6 +183,9 @@ class LoopWalker(Arguments, Walker):
         value: ast.expr | None = None,
     ) -> None:
         """Record a write made between compiled calls, with how its value moves from one call to the next."""
+        if isinstance(parent, Display):  # a dict display built for one call: not state, but its keys change
+            parent.written(key, literal if form == "assign" and not self.conds else MISSING, form == "assign")
+            return
         current = current_value(parent, key)
         moved = change(self.env, value) if value is not None else None
         if any(c is FIRST_CALL for c in self.conds):
@@ -231,11 +234,18 @@ class LoopWalker(Arguments, Walker):
             self.state.shadows.append(shadow)
         return shadow
 
+    def child_call(self, node: ast.Call, child: nn.Module) -> None:
+        """What eager code passes a compiled child it calls through a container (`for layer in self.layers: h, r =
+        layer(h, r)`); `enter_module` walks the child again with it."""
+        self.scalar_arguments(node, child, rewalk=False)
+
     def special_call(self, node: ast.Call, callee: Any) -> bool:
         """`module.train(...)`/`.eval()` write every submodule's `training`; `register_forward_hook` adds a hook;
         `x.requires_grad_()` and `mark_dynamic(x, 0)` mark an input (`Arguments.marks_grad`, `marks_dynamic`)."""
         if self.marks_grad(node) or self.marks_dynamic(node, callee):
             return True
+        if isinstance(callee, nn.Module) and not isinstance(self.env.owner, nn.Module):
+            self.state.step_call = self.where(node)  # the step's side calls into module code here
         if isinstance(callee, nn.Module):
             self.scalar_arguments(node, callee)
         func = node.func
@@ -358,7 +368,8 @@ def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:
             continue  # never read, or read only behind state that is off now and that the step never turns on
         for w in writes:  # one line that writes what its callers pass: two callers, two values
             w.changing = w.changing or len({v.inputs for v in writes if v.where == w.where and v.inputs}) > 1
-        hazard = loop_hazard(writes, *read, budgets, state.loop_events)
+        moving = frozenset(state.unset_fields & state.record_fields)
+        hazard = loop_hazard(writes, *read, budgets, state.loop_events, moving)
         if hazard is not None:
             out.append(hazard)
     return out
@@ -421,6 +432,7 @@ def loop_hazard(
     region: str,
     budgets: dict[str, int],
     events: list[tuple[tuple[int, str], Any] | None] | None = None,
+    fields_move: frozenset[str] = frozenset({"?"}),
 ) -> Hazard | None:
     """The hazard of the step's writes to one piece of state the hot path reads (None: it does not change)."""
     value, events = writes[0].value, events or []
@@ -430,6 +442,9 @@ def loop_hazard(
         return Hazard(kind="loop-may", where=first.where, region=region, what=what, certain=False)
     if isinstance(value, (torch.Tensor, nn.Module)) or callable(value) and not is_scalar(value):
         return None
+    slot = value is None and any(w.form == "restore" for w in writes) and all(w.literal is MISSING for w in writes)
+    if slot and not fields_move:  # a context slot the step fills around each call (and puts back) with a record:
+        return None  # Dynamo guards its type and the fields the compiled code reads, none of which the step changes
     literals = {repr(w.literal) for w in writes if w.literal is not MISSING}
     seen = seen_by_calls(events, writes[0].key, value) if literals else None
     toggled = seen is not None and len(seen[1]) > 1  # every step shows the compiled code more than one value
@@ -447,6 +462,8 @@ def loop_hazard(
     distinct = first.distinct if first.certain and first.distinct else distinct
     storm = certain and is_scalar(value) and (distinct is None or distinct - 1 > budgets.get(region, 0))
     shown = type(value).__name__ if value is not MISSING else "not set before the first call"
+    if slot:
+        shown = f"a new record every call, read for its {', '.join(sorted(fields_move))}"
     return Hazard(
         kind="loop" if storm else "loop-may",
         where=first.where,

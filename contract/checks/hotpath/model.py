@@ -155,8 +155,17 @@ class ScanState:
     """How many undecided branches (`if` on an argument, `except:`) enclose the code walked now, callers included."""
     modes: list[tuple[str, str]] = field(default_factory=list)
     """Grad-mode and autocast context managers the loop walker is inside (`modes.mode_of`), callers included."""
-    call_modes: dict[str, dict[tuple[str, ...], str]] = field(default_factory=dict)
-    """Region -> the (grad, autocast, inputs requiring grad) modes the step calls it under -> the first call's `file:line`."""
+    call_modes: dict[tuple[str, int], dict[tuple[str, ...], str]] = field(default_factory=dict)
+    """(region, id of the compiled forward's code) -> the (grad, autocast, inputs requiring grad) modes the step calls
+    it under -> the first call's `file:line`."""
+    unset_fields: set[str] = field(default_factory=set)
+    """Attributes the hot path reads on a slot that holds None when the scan runs (`meta.max_decode_seq_len`, with
+    `meta = get_forward_context().attn_metadata`): what a record the loop installs there is read for."""
+    record_fields: set[str] = field(default_factory=set)
+    """Python fields of records the step builds with a value that changes between calls (`fields.changing_fields`)."""
+    step_call: str = ""
+    """`file:line` of the last call from the step's side into module code (a compiled call a wrapper module's
+    forward makes is located there)."""
     loops: int = 0
     """How many Python `for`/`while` loops enclose the code walked now, callers included (a graph break there makes
     Dynamo skip the whole frame)."""

@@ -61,20 +61,21 @@ def _flag(env: Env, node: ast.expr, kind: str, name: str) -> tuple[str, str] | N
     return (kind, CHANGING) if change(env, node) is not None else None
 
 
-def record_call(state: ScanState, region: str, where: str, inputs_require_grad: bool = False) -> None:
+def record_call(state: ScanState, region: str, code: Any, where: str, inputs_require_grad: bool = False) -> None:
     """Remember the grad/autocast mode a compiled call of `region` runs under (see `ScanState.modes`), and whether the
-    step made one of its inputs require grad (Dynamo guards each input's `requires_grad` too)."""
+    step made one of its inputs require grad (Dynamo guards each input's `requires_grad` too). Modes are kept per
+    compiled code object: two classes in one region compile apart and never see each other's modes."""
     current = dict(DEFAULTS)
     for kind, value in state.modes:
         current[kind] = value
     key = (current["grad"], current["autocast"], INPUTS_GRAD if inputs_require_grad else "")
-    state.call_modes.setdefault(region, {}).setdefault(key, where)
+    state.call_modes.setdefault((region, id(code)), {}).setdefault(key, where)
 
 
 def mode_hazards(state: ScanState) -> list[Hazard]:
     """One hazard per region the step calls under more than one grad/autocast mode, or under one it flips."""
     out = []
-    for region, seen in state.call_modes.items():
+    for (region, _), seen in state.call_modes.items():
         flipped = [where for key, where in seen.items() if CHANGING in key]
         if flipped:
             what = "under a grad or autocast mode it flips between calls"

@@ -85,13 +85,29 @@ class CallArgs:
     rest: str = ""
     marks: tuple[tuple[int | str, str], ...] = ()
     """What the loop walk knows of an argument it cannot resolve, by position or keyword: `scalar` (a Python number
-    or string), `sized` (a tensor whose size changes between calls), `none` (None at some calls only)."""
+    or string), `sized` (a tensor whose size changes between calls), `none` (None at some calls only), `length` (a
+    list whose length changes between calls)."""
 
     def key(self) -> tuple[Any, ...]:
         """Identity of the bound values for the visit cache (scalars by value, objects by id)."""
         vals = [*(("", v, t) for v, t in self.positional), *self.keywords]
         bound = tuple((k, v if type(v) in (int, str, bool) else id(v), t) for k, v, t in vals)
         return (*bound, self.rest, self.marks)
+
+
+class Display(dict[str, Any]):
+    """A dict display a caller passes (`compute_loss(model, {"input_ids": ids})`): its keys are known, so a
+    `**spread` of it passes exactly those keywords; values the scan does not know are MISSING. Once changed other
+    than by assigning a key (`update`, `pop`), its keys are unknown (`opaque`)."""
+
+    opaque = False
+
+    def written(self, key: str, value: Any, assigned: bool) -> None:
+        """The walked code wrote `d[key]` (its value, or MISSING), or changed the dict some other way."""
+        if assigned and key.startswith("'") and key.endswith("'"):
+            self[key[1:-1]] = value
+        else:
+            self.opaque = True
 
 
 ENTRY = CallArgs(rest="some")
@@ -438,9 +454,13 @@ CONTENTS = "<contents>"
 
 
 def static_key(env: Env, node: ast.expr) -> Any:
-    """A subscript index known before the call: a constant, or a scalar on a real object (`self.key`)."""
+    """A subscript index known before the call: a constant, a scalar on a real object (`self.key`), or the identity of
+    a real object."""
     if isinstance(node, ast.Constant):
         return node.value
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and resolve(env, node.func) is id:
+        obj = resolve(env, node.args[0])  # `_callbacks[id(model)]`: a registry keyed by an object's identity
+        return MISSING if obj is MISSING or isinstance(obj, Prop) else id(obj)
     value = resolve(env, node)
     return value if type(value) in (int, str, bool) else MISSING
 

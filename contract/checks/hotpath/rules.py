@@ -296,8 +296,13 @@ step. A region the step calls under two grad modes or autocast settings (trainin
 steps under `torch.no_grad()`) is a warning too: Dynamo guards on both, one graph per mode. So is a tensor whose
 size the step changes between calls (`tokens[:, : 4 + i]`, `torch.randint(0, V, (2, 8 + i))`): a recompile for the
 first new size, then a dynamic graph; not reported where the region sets `dynamic = true` or `dynamic_dims`, nor
-when the probe runs (it measures the size change: CC406 or CC401). A container the step empties every call
-(`model.acts.clear()`) is the same at every call and is not reported.
+when the probe runs (it measures the size change: CC406 or CC401); a collator that pads each batch to its longest
+example is followed into. So is a list whose length the step changes (`[e for _ in range(n_regions)]`), a value
+None at the first of a loop's calls only (`residual = None` before `for layer in layers`), and a record the engine
+installs in a forward context around each call whose changing Python fields the compiled code reads
+(`attn_metadata.max_decode_seq_len`). Calls made through wrappers count: an engine module whose forward calls the
+compiled one, an object built on the fly (`Sampler(model).generate(t, p)`), a dict spread (`model(**inputs)`). A
+container the step empties every call (`model.acts.clear()`) is the same at every call and is not reported.
 It is an error when the state is a Python `int`/`str`/`bool`/enum and the step certainly changes it on every call
 (a counter, a value computed as `i`, `i + k`, `i % 2 == 0`, `not flag`), more often than the region's
 `recompile_budget` allows; a warning when it may settle (a schedule such as `i // 100`, a float, a flag set under

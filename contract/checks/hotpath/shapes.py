@@ -8,6 +8,7 @@ import ast
 import inspect
 import types
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -20,11 +21,22 @@ FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full", "randi
 """Torch factories whose size comes from their arguments."""
 
 
-def changing_shape(env: Env, node: ast.expr, scalar: Callable[[ast.expr], bool], shaped: set[str]) -> bool:
+def changing_shape(
+    env: Env,
+    node: ast.expr,
+    scalar: Callable[[ast.expr], bool],
+    shaped: set[str],
+    lists: frozenset[str] = frozenset(),
+) -> bool:
     """A tensor whose size the step computes from what changes between calls: a factory call with a changing size
-    argument, a slice with a changing bound, or a local bound to either (`shaped`)."""
+    argument, a slice with a changing bound, a list of such tensors, an item a helper's dict of them holds
+    (`batch["input_ids"]`), or a local bound to any of these (`shaped`; `lists` are the step's list displays)."""
     if isinstance(node, ast.Name):
         return node.id in shaped
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return any(changing_shape(env, e, scalar, shaped, lists) for e in node.elts)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return changing_shape(env, node.value, scalar, shaped, lists)
     if isinstance(node, ast.Subscript):
         return any(_moves(env, b, scalar) for s in _slices(node.slice) for b in (s.lower, s.upper) if b is not None)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in FACTORIES:
@@ -34,7 +46,11 @@ def changing_shape(env: Env, node: ast.expr, scalar: Callable[[ast.expr], bool],
         return any(_moves(env, s, scalar) for s in sizes)
     if isinstance(node, ast.Call):
         return helper_shape(
-            env, node, lambda e: _moves(env, e, scalar), lambda e: changing_shape(env, e, scalar, shaped)
+            env,
+            node,
+            lambda e: _moves(env, e, scalar),
+            lambda e: changing_shape(env, e, scalar, shaped, lists),
+            lambda e: isinstance(e, (ast.List, ast.Tuple)) or isinstance(e, ast.Name) and e.id in lists,
         )
     return False
 
@@ -44,32 +60,72 @@ RESHAPES = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_o
 
 
 def helper_shape(
-    env: Env, call: ast.Call, moving: Callable[[ast.expr], bool], shaped: Callable[[ast.expr], bool]
+    env: Env,
+    call: ast.Call,
+    moving: Callable[[ast.expr], bool],
+    shaped: Callable[[ast.expr], bool],
+    listed: Callable[[ast.expr], bool] = lambda e: False,
 ) -> bool:
     """A helper of the step's own code called with changing sizes or tensors (`pack_latents(noise, 1, 4, h, w)`,
-    `prepare_ids(h // 2, w // 2)`) returns a tensor whose size follows them: it builds its result with a factory, a
-    view or a reshape from those parameters, or from a tensor they sized. The helper's body is read in order."""
-    fn = resolve(env, call.func)
+    `prepare_ids(h // 2, w // 2)`, a collator given the batch's examples) returns a tensor whose size follows them:
+    it builds its result with a factory, a view or a reshape from those parameters, or from a tensor they sized. The
+    helper's body is read in order; the length of a list it is given is fixed, and a setting of its object
+    (`self.max_length or longest`) is a constant."""
+    fn, owner = _function_of(resolve(env, call.func))
     src = parse_source(fn) if user_code(fn) else None
     if src is None or not isinstance(src.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    params = [a.arg for a in (*src.node.args.posonlyargs, *src.node.args.args)][_bound(env, call.func) :]
-    given = {**dict(zip(params, call.args, strict=False)), **{k.arg: k.value for k in call.keywords if k.arg}}
+    bound = 1 if owner is not MISSING else _bound(env, call.func)
+    params = [a.arg for a in (*src.node.args.posonlyargs, *src.node.args.args)]
+    given = {**dict(zip(params[bound:], call.args, strict=False)), **{k.arg: k.value for k in call.keywords if k.arg}}
     passed = {name: arg for name, arg in given.items() if not isinstance(arg, ast.Starred)}
     sizes = {name for name, arg in passed.items() if moving(arg)}
     tensors = {name for name, arg in passed.items() if shaped(arg)}
+    lists = {name for name, arg in passed.items() if name in tensors and listed(arg)}
     data = {name for name, arg in passed.items() if resolve(env, arg) is MISSING}  # fresh every call
+    if owner is MISSING and bound and isinstance(call.func, ast.Attribute):
+        owner = resolve(env, call.func.value)  # `collator.pad(examples)`: the method's object
+    setting = _setting(owner, params)
     for node in sorted(_statements(src.node), key=lambda n: (n.lineno, n.col_offset)):
         if isinstance(node, ast.Return):
-            return node.value is not None and _sized(node.value, sizes, tensors, data)
+            return node.value is not None and _sized(node.value, sizes, tensors, data, lists)
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
-        if isinstance(target, ast.Name) and _sized(node.value, sizes, tensors, data):
+        if isinstance(target, ast.Name) and setting(node.value):
+            continue
+        if isinstance(target, ast.Name) and _sized(node.value, sizes, tensors, data, lists):
             tensors.add(target.id)
         elif isinstance(target, ast.Name) and _reads(node.value, sizes):
             sizes.add(target.id)
         elif isinstance(target, ast.Name) and _reads(node.value, data):
             data.add(target.id)
     return False
+
+
+def _function_of(fn: Any) -> tuple[Any, Any]:
+    """The function a call runs and the object bound to it (MISSING when the scan binds none itself): a callable
+    object (a collator) runs its class's `__call__`."""
+    if fn is MISSING or isinstance(fn, (types.FunctionType, types.MethodType, type)) or not callable(fn):
+        return fn, MISSING
+    call = inspect.getattr_static(type(fn), "__call__", None)
+    return (call, fn) if isinstance(call, types.FunctionType) else (fn, MISSING)
+
+
+def _setting(owner: Any, params: list[str]) -> Callable[[ast.expr], bool]:
+    """Whether an expression is a number set on the helper's object (`self.max_length`, or `self.max_length or
+    longest` with the setting on): the same on every call, whatever the call is given."""
+    me = params[0] if params else None
+
+    def known(node: ast.expr) -> bool:
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return known(node.values[0]) and bool(_value(node.values[0]))
+        return type(_value(node)) is int
+
+    def _value(node: ast.expr) -> Any:
+        if owner is MISSING or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            return MISSING
+        return getattr(owner, node.attr, MISSING) if node.value.id == me else MISSING
+
+    return known
 
 
 def _bound(env: Env, func: ast.expr) -> int:
@@ -87,14 +143,26 @@ def _statements(fn: ast.AST) -> list[ast.Assign | ast.Return]:
     return [n for n in own_nodes(fn) if isinstance(n, (ast.Assign, ast.Return))]
 
 
+def _reads_sized(node: ast.AST, tensors: set[str], lists: set[str]) -> bool:
+    """Reads a sized tensor, other than through `len()` of a list of them (how many there are does not change)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
+        arg = node.args[0]
+        if isinstance(arg, ast.Name) and arg.id in lists:
+            return False
+    if isinstance(node, ast.Name):
+        return node.id in tensors
+    return any(_reads_sized(child, tensors, lists) for child in ast.iter_child_nodes(node))
+
+
 def _reads(node: ast.expr, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
-def _sized(node: ast.expr, sizes: set[str], tensors: set[str], data: set[str]) -> bool:
-    """A tensor whose size follows the changing sizes: built from them, computed from a tensor that does, or cut
-    by a data-dependent op (`mask.nonzero()`, `x.unique()`) from data that is new every call."""
-    if _reads(node, tensors):
+def _sized(node: ast.expr, sizes: set[str], tensors: set[str], data: set[str], lists: set[str]) -> bool:
+    """A tensor whose size follows the changing sizes: built from them, computed from a tensor that does (the
+    length of a list of them excepted), or cut by a data-dependent op (`mask.nonzero()`, `x.unique()`) from data that
+    is new every call."""
+    if _reads_sized(node, tensors, lists):
         return True
     for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
         name = call.func.attr if isinstance(call.func, ast.Attribute) else ""

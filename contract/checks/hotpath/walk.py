@@ -52,7 +52,17 @@ def visit_callable(
         return
     cls = walker or Walker
     call = call or CallArgs()
-    key = (fn.__code__, id(owner), region, guard is None, cls.MODE, call.key(), bool(state.branches), state.rewalking)
+    key: tuple[Any, ...] = (
+        fn.__code__,
+        id(owner),
+        region,
+        guard is None,
+        cls.MODE,
+        call.key(),
+        bool(state.branches),
+        state.rewalking,
+    )
+    key += tuple(state.modes)  # a call under another grad/autocast mode is a call of its own (`modes.record_call`)
     if key in state.visited:
         return
     state.visited.add(key)
@@ -201,6 +211,9 @@ class Walker(Access, Locals, ast.NodeVisitor):
         """Calls a walker handles itself (the loop walker: `train()`/`eval()`, hook registration); True if handled."""
         return False
 
+    def child_call(self, node: ast.Call, child: nn.Module) -> None:
+        """A call of one child through a container (the loop walker checks what it passes a compiled child)."""
+
     def note_read(self, key: tuple[int, str], node: ast.AST) -> None:
         """Remember state read on the hot path (the loop walker reads nothing hot)."""
         self.state.reads.setdefault(key, (self.where(node), self.region))
@@ -285,6 +298,13 @@ class Walker(Access, Locals, ast.NodeVisitor):
         if not cond.eager:
             with self._dormant(cond):
                 self._block(other)
+
+    def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            what = calls.untraceable_context(self.env, item.context_expr)
+            if what is not None and not self.state.branches:
+                self.hazard("graph-break", item.context_expr, what)
+        self.generic_visit(node)
 
     def visit_While(self, node: ast.While) -> None:
         self._test(node.test)
@@ -442,6 +462,8 @@ class Walker(Access, Locals, ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
+        if not node.args and not node.keywords and resolve(self.env, node) is None:
+            self.note_unset(node)  # a getter of a context slot that is unset now
         calls.on_call(self, node)
         self.generic_visit(node)
 

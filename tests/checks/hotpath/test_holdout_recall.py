@@ -104,7 +104,7 @@ FLOORS = {
     # without the step, a list the step clears looks like one that grows (see the corpus's README); h28 (a flag the
     # forward writes with the value it holds) is not reported without the step since the sixth corpus's c05
     "holdout3": Floors((0.43, 0.91, 0.99), (frozenset({"c03_root_hook_with_kwargs_once"}), frozenset(), frozenset())),
-    "holdout4": Floors((0.52, 0.76, 0.99)),
+    "holdout4": Floors((0.56, 0.8, 0.99)),
     "holdout5": Floors((0.62, 0.99, 0.99)),
     # without the step, a layer_idx read under `if past_key_value is not None:` may be reached (generate passes a cache);
     # h26 was found for a wrong reason until classmethods bound `cls` to their class (`cls(module)` read as a call)
@@ -114,9 +114,9 @@ FLOORS = {
     # h07 is LATENT (a dispatch mode makes Dynamo compile nothing): the scan misses it, the probe's CC409 names it
     "holdout7": Floors((0.41, 0.67, 0.99), (frozenset({"c06_probe_feature_bank_consumed"}), frozenset(), frozenset())),
     # h08 is LATENT (a generator forward runs eager with no record): CC409 too
-    "holdout8": Floors((0.27, 0.45, 0.99)),
-    "holdout9": Floors((0.28, 0.49, 0.99)),
-    "holdout10": Floors((0.36, 0.57, 0.99)),
+    "holdout8": Floors((0.27, 0.57, 0.99)),
+    "holdout9": Floors((0.35, 0.67, 0.99)),
+    "holdout10": Floors((0.42, 0.81, 0.99)),
 }
 
 

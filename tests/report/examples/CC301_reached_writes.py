@@ -34,7 +34,7 @@ class Router(Base):
         self.proj.register_forward_hook(Recorder())
 
     def forward(self, x):
-        setattr(self, "calls", self.calls + 1)  # expect: CC301
+        self.calls = self.calls + 1  # expect: CC301
         self.flip ^= True  # expect: CC301
         for e in range(4):
             self.expert_hits[e] += 1  # expect: CC301

@@ -1,6 +1,5 @@
 """CC304: a training step compiled whole calls `backward()`, freezes a submodule with `requires_grad_(False)` and
 turns on `requires_grad_()` for a gradient penalty: Dynamo traces none of them."""
-import torch
 from torch import nn
 
 

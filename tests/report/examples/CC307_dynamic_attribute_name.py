@@ -9,7 +9,7 @@ class MultiHead(nn.Module):
         self.head_b = nn.Linear(8, 2)
 
     def forward(self, x, task: str = "a"):
-        y = getattr(self, "head_a")(x)  # a constant name: one attribute, no finding
+        y = self.head_a(x)  # a constant name: one attribute, no finding
         for name in ("a", "b"):
             y = y + getattr(self, f"head_{name}")(x)  # unrolled over constants: no finding
         return y + getattr(self, f"head_{task}")(x)  # expect: CC307

@@ -5,7 +5,6 @@ tensor by its shape, not its values."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import torch
 from torch import nn
@@ -24,8 +23,8 @@ class TensorMetadata:
 
 @dataclass
 class ForwardContext:
-    decode: Optional[DecodeMetadata] = None
-    tensors: Optional[TensorMetadata] = None
+    decode: DecodeMetadata | None = None
+    tensors: TensorMetadata | None = None
 
 
 _CONTEXT = ForwardContext()

@@ -30,6 +30,7 @@ from tests.checks.hotpath import (
     holdout8,
     holdout9,
     holdout10,
+    holdout11,
 )
 
 STEPS = 8
@@ -44,6 +45,7 @@ CORPORA: dict[str, ModuleType] = {
     "holdout8": holdout8,
     "holdout9": holdout9,
     "holdout10": holdout10,
+    "holdout11": holdout11,
 }
 MIN_CASES = {
     "holdout": 45,
@@ -56,6 +58,7 @@ MIN_CASES = {
     "holdout8": 10,
     "holdout9": 10,
     "holdout10": 10,
+    "holdout11": 10,
 }
 """Each corpus keeps at least the cases it was built with."""
 

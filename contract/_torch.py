@@ -217,6 +217,17 @@ def forward_hooks(module: nn.Module) -> list[Any]:
     return out
 
 
+def backward_hooks(module: nn.Module) -> list[Any]:
+    """The module's backward pre-hooks and backward hooks (`register_full_backward_pre_hook`,
+    `register_full_backward_hook`, the legacy `register_backward_hook`; private slots on torch 2.11-2.13). Calling the
+    module from compiled code breaks the graph there (each kind measured on 2.13)."""
+    out: list[Any] = []
+    for slot in ("_backward_pre_hooks", "_backward_hooks"):
+        table = getattr(module, slot, None)
+        out += list(table.values()) if isinstance(table, dict) else []
+    return out
+
+
 def global_forward_hooks() -> list[Any]:
     """Forward (pre-)hooks registered for every module (`register_module_forward_hook`), from torch's private
     registries `_global_forward_pre_hooks` / `_global_forward_hooks` (same names on 2.11 and 2.13)."""

@@ -73,7 +73,9 @@ class Access:
             self.note_read((id(holder), node.attr), node)
         if isinstance(value, Prop):
             self.enter(value.prop.fget, parent)
-        elif type(value) in (int, str) and isinstance(parent, nn.Module) and _on_self(self.env, node):
+        elif (
+            (value is None or type(value) in (int, str)) and isinstance(parent, nn.Module) and _on_self(self.env, node)
+        ):
             key = (self.region, self.where(node), f"{type(parent).__name__}.{node.attr}")
             self.state.scalar_reads.setdefault(key, {}).setdefault(self.state.target, set()).add(value)
             if self.state.branches:

@@ -1,6 +1,7 @@
 """Forward hooks on a region's modules: each runs inside the compiled call and is walked as hot code with its module
 bound, except the compiled module's own hooks that do no tensor work (eager code, walked like the step) and hooks
-under `torch.compiler.disable` (a graph break where the hook is defined)."""
+under `torch.compiler.disable` (a graph break where the hook is defined). A submodule's backward hooks are a graph
+break too."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def visit_hooks(state: ScanState, module: nn.Module, region: str, eager: type[Wa
     work trace no graph (`frames`): they are walked as eager code between calls (`eager`, the step's walker)."""
     globals_ = _torch.global_forward_hooks()
     for sub in module.modules():
+        if sub is not module:
+            backward_hooks(state, sub, region)
         for hook in _torch.forward_hooks(sub):
             if sub is not module and disabled_hook(state, hook, region):
                 continue
@@ -33,18 +36,32 @@ def visit_hooks(state: ScanState, module: nn.Module, region: str, eager: type[Wa
         visit_hook(state, hook, module, region)
 
 
+def backward_hooks(state: ScanState, module: nn.Module, region: str) -> None:
+    """A submodule with a backward (pre-)hook (a gradient-reversal layer's `register_full_backward_pre_hook`): the
+    compiled forward breaks where that module is called; reported at the hook's definition."""
+    for hook in _torch.backward_hooks(module):
+        fn = hook.func if isinstance(hook, functools.partial) else hook
+        name = getattr(fn, "__qualname__", type(fn).__name__)
+        what = f"backward hook {name} on {type(module).__name__} (Dynamo does not trace module backward hooks)"
+        state.hazards.append(Hazard(kind="graph-break", where=_defined_at(fn), region=region, what=what))
+
+
+def _defined_at(fn: Any) -> str:
+    """`file:line` of a hook's `def` (`<hook>` where its source cannot be read)."""
+    inner = inspect.unwrap(fn)
+    src = parse_source(inner) if isinstance(inner, types.FunctionType) else None
+    return f"{src.file}:{src.offset + src.node.lineno}" if src is not None else "<hook>"
+
+
 def disabled_hook(state: ScanState, hook: Any, region: str) -> bool:
     """A submodule's hook under `torch.compiler.disable` (FSDP2's unshard/reshard hooks, a tracker's): the compiled
     forward breaks around it at every call; reported at the hook's definition."""
     fn = hook.func if isinstance(hook, functools.partial) else hook
     if not _torch.is_compiler_disabled(fn):
         return False
-    inner = inspect.unwrap(fn)
-    src = parse_source(inner) if isinstance(inner, types.FunctionType) else None
-    where = f"{src.file}:{src.offset + src.node.lineno}" if src is not None else "<hook>"  # the `def` line
     name = getattr(fn, "__qualname__", type(fn).__name__)
     what = f"forward hook {name} (torch.compiler.disable)"
-    state.hazards.append(Hazard(kind="graph-break", where=where, region=region, what=what))
+    state.hazards.append(Hazard(kind="graph-break", where=_defined_at(fn), region=region, what=what))
     return True
 
 

@@ -21,12 +21,13 @@ from torch import nn
 
 from contract.checks.hotpath.arguments import FIRST_CALL, Arguments, same_every_call
 from contract.checks.hotpath.calls import call_args
+from contract.checks.hotpath.classify import form_of, literal
 from contract.checks.hotpath.conditions import is_scalar
 from contract.checks.hotpath.flow import Change, change
 from contract.checks.hotpath.hooks import visit_hook
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState, Source
 from contract.checks.hotpath.modes import mode_of
-from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, Display, current_value, resolve, source_of
+from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, Display, chain, current_value, resolve, source_of
 from contract.checks.hotpath.shadows import shadow_instance
 from contract.checks.hotpath.walk import Walker, visit_callable
 
@@ -241,8 +242,9 @@ class LoopWalker(Arguments, Walker):
 
     def special_call(self, node: ast.Call, callee: Any) -> bool:
         """`module.train(...)`/`.eval()` write every submodule's `training`; `register_forward_hook` adds a hook;
-        `x.requires_grad_()` and `mark_dynamic(x, 0)` mark an input (`Arguments.marks_grad`, `marks_dynamic`)."""
-        if self.marks_grad(node) or self.marks_dynamic(node, callee):
+        `x.requires_grad_()` and `mark_dynamic(x, 0)` mark an input (`Arguments.marks_grad`, `marks_dynamic`); on a
+        parameter, `requires_grad_(flag)` writes its `requires_grad`."""
+        if self.parameter_grad(node) or self.marks_grad(node) or self.marks_dynamic(node, callee):
             return True
         if isinstance(callee, nn.Module) and not isinstance(self.env.owner, nn.Module):
             self.state.step_call = self.where(node)  # the step's side calls into module code here
@@ -265,6 +267,21 @@ class LoopWalker(Arguments, Walker):
             self.apply_each(module, node.args[0])
             return True
         return False
+
+    def parameter_grad(self, node: ast.Call) -> bool:
+        """`param.requires_grad_(it >= start)` on the model's parameters (also over `named_parameters()`): a write
+        of `param.requires_grad`, which Dynamo guards."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and len(node.args) <= 1):
+            return False
+        base = chain(func.value)
+        values = self.items.get(base[0], []) if base is not None else []
+        if not any(isinstance(v, nn.Parameter) for v in [*values, resolve(self.env, func.value)]):
+            return False
+        value = node.args[0] if node.args else ast.copy_location(ast.Constant(True), node)
+        target = ast.copy_location(ast.Attribute(value=func.value, attr="requires_grad", ctx=ast.Store()), node)
+        self.record_write(target, form_of(value, target), node, literal(value), value)
+        return True
 
     def apply_each(self, module: nn.Module, arg: ast.expr) -> None:
         """`model.apply(fn)` calls fn on every submodule: a function, a `partial` of one, a def or lambda of the step

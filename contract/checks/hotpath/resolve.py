@@ -537,7 +537,8 @@ def iter_values(env: Env, node: ast.expr) -> list[Any] | None:
 
 
 def pair_values(env: Env, node: ast.expr) -> list[tuple[Any, Any]] | None:
-    """(first, second) per element for `enumerate(x)`, `d.items()`, `m.named_modules()`/`named_children()`."""
+    """(first, second) per element for `enumerate(x)`, `d.items()`, `m.named_modules()`/`named_children()`/
+    `named_parameters()`/`named_buffers()`."""
     if not isinstance(node, ast.Call):
         return None
     if isinstance(node.func, ast.Name) and node.func.id == "enumerate" and len(node.args) == 1:
@@ -546,8 +547,13 @@ def pair_values(env: Env, node: ast.expr) -> list[tuple[Any, Any]] | None:
     if isinstance(node.func, ast.Attribute) and not node.args:
         base = resolve(env, node.func.value)
         name = node.func.attr
-        if isinstance(base, nn.Module) and name in ("named_modules", "named_children"):
-            return list(base.named_modules() if name == "named_modules" else base.named_children())[:MAX_ITEMS]
+        if isinstance(base, nn.Module) and name in (
+            "named_modules",
+            "named_children",
+            "named_parameters",
+            "named_buffers",
+        ):
+            return list(getattr(base, name)())[:MAX_ITEMS]
         if isinstance(base, (dict, nn.ModuleDict)) and name == "items":
             return list(base.items())[:MAX_ITEMS]
     return None

@@ -74,6 +74,17 @@ def visit_callable(
         cls(state, src, Env.of(fn, owner, src.node, call), region, depth, guard).run()
 
 
+def _calls_in(stmts: list[ast.stmt]) -> set[str]:
+    """The calls a block makes in its own statements (not under a nested test, loop or definition), as written."""
+    out: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)):
+            out |= {ast.unparse(n) for n in ast.walk(stmt) if isinstance(n, ast.Call)}
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            out |= _calls_in(stmt.body)
+    return out
+
+
 def callee_of(fn: Any, owner: Any) -> tuple[Any, Any]:
     """The function Python runs for a callee, and the object bound to its first argument: methods are split, callable
     objects run their class's `__call__`, and wrappers are unwrapped only where the wrapper is trusted code (a user
@@ -109,9 +120,13 @@ def visit_module(
     walker: type[Walker] | None = None,
     call: CallArgs | None = None,
 ) -> None:
-    """A submodule called on the hot path: its method (and `__call__` override); torch's own modules run no user code
-    (their containers' children are followed by `Walker.enter_module`)."""
+    """A submodule called on the hot path: its method (and `__call__` override), or the function a hook library put
+    on the instance in its place (`module.forward = new_forward`: diffusers' and accelerate's hooks); torch's own
+    modules run no user code otherwise (their containers' children are followed by `Walker.enter_module`)."""
     cls = type(module)
+    own = module.__dict__.get(method)
+    if own is not None and callable(own) and not isinstance(own, nn.Module):
+        return visit_callable(state, own, None, region, depth + 1, guard, call, walker)
     if cls.__module__.split(".")[0] == "torch":
         return
     visit_callable(state, getattr(cls, method, None), module, region, depth + 1, guard, call, walker)
@@ -149,6 +164,8 @@ class Walker(Access, Locals, ast.NodeVisitor):
         self.saved: dict[str, str] = {}
         """Locals holding a state's value read earlier (`old = self.config.x`): writing it back restores the state."""
         self.once_assigned = single_assignments(src.node)
+        self.both_arms: list[set[str]] = []
+        """Per enclosing undecided `if`: the calls both its arms make (`_calls_in`)."""
         """Locals assigned exactly once in this function: one that gets a constant is bound to it (`_constant`)."""
         self.in_order = in_order_assignments(src.node)
         """Assignments in the function's own body, outside any block: bound in the order the walk meets them."""
@@ -287,9 +304,13 @@ class Walker(Access, Locals, ast.NodeVisitor):
         if cond.value is None:
             self._test(node.test)
             self.visit(node.test)
-            with self._branch():
-                self._block(node.body)
-                self._block(node.orelse)
+            self.both_arms.append(_calls_in(node.body) & _calls_in(node.orelse))
+            try:
+                with self._branch():
+                    self._block(node.body)
+                    self._block(node.orelse)
+            finally:
+                self.both_arms.pop()
             return
         taken, other = (node.body, node.orelse) if cond.value else (node.orelse, node.body)
         if not cond.eager:
@@ -300,11 +321,27 @@ class Walker(Access, Locals, ast.NodeVisitor):
                 self._block(other)
 
     def visit_With(self, node: ast.With) -> None:
+        """A context manager runs its `__enter__` before the body and its `__exit__` after it, both traced."""
         for item in node.items:
             what = calls.untraceable_context(self.env, item.context_expr)
             if what is not None and not self.state.branches:
                 self.hazard("graph-break", item.context_expr, what)
         self.generic_visit(node)
+        for item in node.items:
+            self._enter_context(item.context_expr)
+
+    def _enter_context(self, expr: ast.expr) -> None:
+        """Walk a user class's `__enter__`/`__exit__` (`with timeit("fwd"):`, `with self.timer:`); a
+        `@contextmanager` function is walked as the call it is."""
+        obj = resolve(self.env, expr)
+        built = isinstance(expr, ast.Call) and obj is MISSING
+        cls = resolve(self.env, expr.func) if built and isinstance(expr, ast.Call) else type(obj)
+        if obj is MISSING and not built or not isinstance(cls, type):
+            return
+        for name in ("__enter__", "__exit__"):
+            fn = inspect.getattr_static(cls, name, None)
+            if isinstance(fn, types.FunctionType) and user_code(fn):
+                self.enter(fn, None if built else obj)
 
     def visit_While(self, node: ast.While) -> None:
         self._test(node.test)
@@ -464,7 +501,13 @@ class Walker(Access, Locals, ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         if not node.args and not node.keywords and resolve(self.env, node) is None:
             self.note_unset(node)  # a getter of a context slot that is unset now
-        calls.on_call(self, node)
+        shown = ast.unparse(node) if self.both_arms else ""
+        both = min(sum(shown in arms for arms in self.both_arms), self.state.branches)
+        self.state.branches -= both  # a call both arms of an undecided test make runs either way
+        try:
+            calls.on_call(self, node)
+        finally:
+            self.state.branches += both
         self.generic_visit(node)
 
     def _test(self, test: ast.expr) -> None:

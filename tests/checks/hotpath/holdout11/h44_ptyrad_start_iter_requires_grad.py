@@ -9,6 +9,7 @@ from tests.checks.hotpath.holdout11._helpers_c import update_requires_grad
 LABEL = "outside"
 SOURCE = "https://github.com/chiahao3/ptyrad/issues/13"
 OBSERVED = {"compiles_over_8_steps": 3, "graph_breaks": 0}
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 1, "graph_breaks": 0}}  # measured on the H100 machine
 
 START_ITER = {"opt_obja": 0, "opt_objp": 0, "opt_probe": 2, "opt_probe_pos_shifts": 5}
 

@@ -31,6 +31,7 @@ from tests.checks.hotpath import (
     holdout9,
     holdout10,
     holdout11,
+    holdout12,
 )
 
 STEPS = 8
@@ -46,6 +47,7 @@ CORPORA: dict[str, ModuleType] = {
     "holdout9": holdout9,
     "holdout10": holdout10,
     "holdout11": holdout11,
+    "holdout12": holdout12,
 }
 MIN_CASES = {
     "holdout": 45,
@@ -59,6 +61,7 @@ MIN_CASES = {
     "holdout9": 10,
     "holdout10": 10,
     "holdout11": 10,
+    "holdout12": 10,
 }
 """Each corpus keeps at least the cases it was built with."""
 

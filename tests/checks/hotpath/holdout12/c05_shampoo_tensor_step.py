@@ -1,0 +1,33 @@
+"""Clean: the same Shampoo-with-Adam-grafting step after the usual fix: the per-block `step` counter lives in a 0-d tensor updated in place (`state["step"] += 1` on a tensor), and the bias corrections use tensor powers, so the compiled optimizer step traces once. Look-alike of cloneofsimo/zeroshampoo#1 (torch compile cannot handle Python ints that change)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.holdout12._helpers_a import ZeroShampooTensorStep
+
+LABEL = None
+SOURCE = "https://github.com/cloneofsimo/zeroshampoo/issues/1"
+OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
+
+
+class ShampooTrainStep(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8, bias=False))
+        self.optimizer = ZeroShampooTensorStep(self.mlp.parameters(), lr=1e-3)
+
+    def forward(self) -> None:
+        self.optimizer.step()
+
+
+def build() -> nn.Module:
+    return ShampooTrainStep()
+
+
+def step(model: nn.Module, i: int) -> None:
+    x = torch.randn(4, 8)
+    loss = model.mlp(x).pow(2).mean()
+    loss.backward()
+    model()
+    model.optimizer.zero_grad()

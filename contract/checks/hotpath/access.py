@@ -62,7 +62,7 @@ class Access:
             return
         value = static_get(parent, node.attr)
         if value is None:
-            self.note_unset(node)
+            self.note_unset((id(slot_of(parent)), node.attr), node)
         if value is MISSING:
             self._lazy_attribute(parent, node.attr)
         if value is None and tensor_fields_only(parent, node.attr, fields_read(self.src.node, node)):
@@ -83,10 +83,10 @@ class Access:
             if self.state.rewalking:
                 self.state.confirmed.add(key)
 
-    def note_unset(self, node: ast.expr) -> None:
+    def note_unset(self, key: tuple[int, str], node: ast.expr) -> None:
         """A read of a slot that holds None now (`ctx.attn_metadata`, `get_forward_context()`): remember the fields
         the function reads on it (`ScanState.unset_fields`)."""
-        self.state.unset_fields |= fields_read(self.src.node, node) or set()
+        self.state.unset_fields.setdefault(key, set()).update(fields_read(self.src.node, node) or ())
 
     def _lazy_attribute(self, parent: Any, name: str) -> None:
         """An attribute the object does not hold runs its class's `__getattr__` on every read (vLLM's `envs`, lazy

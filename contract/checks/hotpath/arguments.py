@@ -19,6 +19,7 @@ from contract import _torch
 from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.fields import (
     changing_fields,
+    constant_fields,
     declared_scalar,
     hints,
     parameter_fields,
@@ -65,6 +66,8 @@ class Arguments:
         """Locals the step declared dynamic (`torch._dynamo.mark_dynamic`): their sizes may change."""
         self.lengths: set[str] = {n for n, m in marks.items() if m == "length"}
         """Locals holding a list whose length changes between calls (`_changing_length`)."""
+        self.records: set[str] = {n for n, m in marks.items() if m == "record"}
+        """Parameters a caller passed a record it built (`builds_record`)."""
         self.nones: set[str] = set()
         """Locals last assigned None."""
         self.optional: set[str] = {n for n, m in marks.items() if m == "none"}
@@ -91,10 +94,11 @@ class Arguments:
         """Also remember the step's locals that hold a Python number (`lr = base * 0.9 ** i`) or a record it builds."""
         super().visit_Assign(node)  # type: ignore[misc]
         value = node.value
+        arms = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        if all(isinstance(a, ast.Call) for a in arms):
+            self._record_built(arms)  # type: ignore[arg-type]
         for name in (t.id for t in node.targets if isinstance(t, ast.Name)):
             _remember(self.built, name, value if isinstance(value, ast.Call) else None)
-            if isinstance(value, ast.Call):
-                self._record_built(value)
             _remember(self.literals, name, value if isinstance(value, (ast.Dict, ast.List, ast.Tuple)) else None)
             _toggle(self.scalars, name, self._scalar(value))
             _toggle(self.shaped, name, changing_shape(self.env, value, self._scalar, self.shaped, self._lists()))
@@ -134,11 +138,34 @@ class Arguments:
             if isinstance(elt, ast.Name):
                 _toggle(self.scalars, elt.id, _constants([r[k] for r in rows]))
 
-    def _record_built(self, call: ast.Call) -> None:
-        """Remember which Python fields of a record the step builds change between calls (`ScanState.record_fields`)."""
-        cls, call = record_class(resolve(self.env, call.func), call)
-        if cls is not None and cls.__module__.split(".")[0] not in TRUSTED and hints(cls):
+    def builds_record(self, value: ast.expr | None) -> bool:
+        """A record the step builds here (`Meta(...)`, a factory annotated to return one), or a local that holds one,
+        or a parameter a caller passed one through (`set_forward_context(meta)`)."""
+        if isinstance(value, ast.Name):
+            if value.id in self.records:
+                return True
+            value = self.built.get(value.id)
+        if not isinstance(value, ast.Call):
+            return False
+        cls: Any = record_class(resolve(self.env, value.func), value)[0]
+        if cls is None or issubclass(cls, nn.Module) or cls.__module__.split(".")[0] in TRUSTED:
+            return False
+        return bool(hints(cls))
+
+    def _record_built(self, arms: list[ast.Call]) -> None:
+        """Remember which Python fields of a record the step builds change between calls (`ScanState.record_fields`):
+        filled with a changing value, or, built in the arms of a changing test (`Batch("prefill", 8) if i == 0 else
+        Batch("decode", n)`), with different constants."""
+        built = []
+        for arm in arms:
+            cls, call = record_class(resolve(self.env, arm.func), arm)
+            if cls is None or cls.__module__.split(".")[0] in TRUSTED or not hints(cls):
+                return
             self.state.record_fields |= changing_fields(cls, call, lambda e: change(self.env, e) is not None)
+            built.append(constant_fields(cls, call))
+        if len(built) == 2:
+            first, second = built
+            self.state.record_fields |= {f for f in first.keys() | second.keys() if first.get(f) != second.get(f)}
 
     def _lists(self) -> frozenset[str]:
         """The step's locals that hold a list or tuple display (`examples = [a, b]`): their length is fixed."""
@@ -261,6 +288,8 @@ class Arguments:
             return "none"
         if self._changing_length(arg):
             return "length"
+        if self.builds_record(arg):
+            return "record"
         return "scalar" if self._scalar(arg) else ""
 
     def _argument(self, kind: str, node: ast.expr, region: str, what: str) -> None:

@@ -207,7 +207,7 @@ def call_args(env: Env, node: ast.Call, skip: int = 0) -> CallArgs:
             rest = stronger(rest, _spread_taint(env, arg.value))
             break
         value = argument(env, arg)
-        positional.append((value, "" if value is not MISSING else taint_of(env, arg)))
+        positional.append((value, _taint(env, arg, value)))
     keywords = []
     for kw in node.keywords:
         spread = resolve(env, kw.value) if kw.arg is None else None
@@ -217,8 +217,14 @@ def call_args(env: Env, node: ast.Call, skip: int = 0) -> CallArgs:
             rest = stronger(rest, _spread_taint(env, kw.value))
         else:
             value = argument(env, kw.value)
-            keywords.append((kw.arg, value, "" if value is not MISSING else taint_of(env, kw.value)))
+            keywords.append((kw.arg, value, _taint(env, kw.value, value)))
     return CallArgs(positional=tuple(positional), keywords=tuple(keywords), rest=rest)
+
+
+def _taint(env: Env, node: ast.expr, value: Any) -> str:
+    """An argument's taint: none for an object the scan knows (the same every call); a dict display the call builds
+    changes with what it holds."""
+    return "" if value is not MISSING and not isinstance(value, Display) else taint_of(env, node)
 
 
 def marked(w: Walk, node: ast.Call, skip: int = 0) -> CallArgs:
@@ -238,7 +244,8 @@ def argument(env: Env, node: ast.expr) -> Any:
     if literal_scalars(node):  # `ranks=[0]`: a fresh container of constants, passed as its (immutable) items
         return tuple(ast.literal_eval(node))
     if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-        return Display({k.value: argument(env, v) for k, v in zip(node.keys, node.values, strict=True)})  # type: ignore[union-attr]
+        values = (v.value if isinstance(v, ast.Constant) else MISSING for v in node.values)  # literals only
+        return Display({k.value: v for k, v in zip(node.keys, values, strict=True)})  # type: ignore[union-attr]
     value = resolve(env, node)
     return MISSING if isinstance(value, Prop) else value
 

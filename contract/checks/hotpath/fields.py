@@ -86,10 +86,22 @@ def changing_fields(cls: type, call: ast.Call, moves: Callable[[ast.expr], bool]
     """Fields declared `int`/`float`/`str`/`bool` that a constructor call fills with a value that changes between
     calls (`Meta(seq_lens, max_decode_seq_len=5 + i)`): positional arguments by declaration order."""
     declared = hints(cls)
-    names = list(declared)
+    return {f for f, expr in _given(cls, call).items() if _scalar_hint(declared.get(f)) and moves(expr)}
+
+
+def constant_fields(cls: type, call: ast.Call) -> dict[str, Any]:
+    """The Python fields a constructor call fills with a literal (`Batch("prefill", 8)`: phase and size)."""
+    declared = hints(cls)
+    given = _given(cls, call).items()
+    return {f: e.value for f, e in given if _scalar_hint(declared.get(f)) and isinstance(e, ast.Constant)}
+
+
+def _given(cls: type, call: ast.Call) -> dict[str, ast.expr]:
+    """Field name -> the expression a constructor call gives it (positional arguments by declaration order)."""
+    names = list(hints(cls))
     given = {names[n]: a for n, a in enumerate(call.args) if n < len(names) and not isinstance(a, ast.Starred)}
     given.update({k.arg: k.value for k in call.keywords if k.arg})
-    return {f for f, expr in given.items() if _scalar_hint(declared.get(f)) and moves(expr)}
+    return given
 
 
 def declared_scalar(fn: Any, position: int | None, keyword: str | None) -> bool:

@@ -301,9 +301,19 @@ def _loads(
             out.append(_at(grand, parent, spread))
         elif isinstance(parent, ast.Call) and n in parent.args and spread is None and keyword is None:
             out.append(_at(parent, n, 0))
+        elif _alias(parent, n, name) is not None:  # `mask = attention_mask`: read where the alias is
+            out += _loads(node, _alias(parent, n, name) or "", None, None)
         else:
             out.append((None, None, None))
     return out
+
+
+def _alias(parent: ast.AST | None, load: ast.Name, name: str) -> str | None:
+    """The local a plain `alias = name` binds (None for any other use)."""
+    if not (isinstance(parent, ast.Assign) and parent.value is load and len(parent.targets) == 1):
+        return None
+    target = parent.targets[0]
+    return target.id if isinstance(target, ast.Name) and target.id != name else None
 
 
 def _at(call: ast.Call, arg: ast.expr, offset: int) -> tuple[ast.Call | None, int | None, str | None]:

@@ -216,6 +216,7 @@ class LoopWalker(Arguments, Walker):
                 cond_certain=any(c.certain for c in self.conds),
                 conditional=bool(self.conds),
                 moved=moved is not None,
+                record=self.builds_record(value),
                 inputs=self._inputs(value),
             )
         )
@@ -385,7 +386,7 @@ def classify_loop(state: ScanState, budgets: dict[str, int]) -> list[Hazard]:
             continue  # never read, or read only behind state that is off now and that the step never turns on
         for w in writes:  # one line that writes what its callers pass: two callers, two values
             w.changing = w.changing or len({v.inputs for v in writes if v.where == w.where and v.inputs}) > 1
-        moving = frozenset(state.unset_fields & state.record_fields)
+        moving = frozenset(state.unset_fields.get(key, set()) & state.record_fields)
         hazard = loop_hazard(writes, *read, budgets, state.loop_events, moving)
         if hazard is not None:
             out.append(hazard)
@@ -459,9 +460,10 @@ def loop_hazard(
         return Hazard(kind="loop-may", where=first.where, region=region, what=what, certain=False)
     if isinstance(value, (torch.Tensor, nn.Module)) or callable(value) and not is_scalar(value):
         return None
-    slot = value is None and any(w.form == "restore" for w in writes) and all(w.literal is MISSING for w in writes)
-    if slot and not fields_move:  # a context slot the step fills around each call (and puts back) with a record:
-        return None  # Dynamo guards its type and the fields the compiled code reads, none of which the step changes
+    slot = value is None and all(w.record or w.form == "restore" for w in writes) and any(w.record for w in writes)
+    if slot and not fields_move:  # a slot the step fills with a new record every call (vLLM's attention metadata, a
+        return None  # forward context): Dynamo guards its type and the fields the compiled code reads, none of which
+        # the step changes
     literals = {repr(w.literal) for w in writes if w.literal is not MISSING}
     seen = seen_by_calls(events, writes[0].key, value) if literals else None
     toggled = seen is not None and len(seen[1]) > 1  # every step shows the compiled code more than one value

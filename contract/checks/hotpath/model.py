@@ -98,6 +98,9 @@ class LoopWrite:
     """Written under a test that changes between calls (`if self.steps_run == n:`): some calls see it, some do not."""
     moved: bool = False
     """The written expression itself changes between calls (it reads the step's index or other changing state)."""
+    record: bool = False
+    """The value written is a record the step builds (a typed class: `Meta(...)`, or a factory annotated to return
+    one): Dynamo guards its type and the fields the compiled code reads, not its identity."""
     inputs: tuple[Any, ...] = ()
     """The objects the written expression reads from the enclosing function's parameters, by id: the same line
     written with other inputs (`toggle(opt_g)`, then `toggle(opt_d)`) writes other values."""
@@ -158,9 +161,9 @@ class ScanState:
     call_modes: dict[tuple[str, int], dict[tuple[str, ...], str]] = field(default_factory=dict)
     """(region, id of the compiled forward's code) -> the (grad, autocast, inputs requiring grad) modes the step calls
     it under -> the first call's `file:line`."""
-    unset_fields: set[str] = field(default_factory=set)
-    """Attributes the hot path reads on a slot that holds None when the scan runs (`meta.max_decode_seq_len`, with
-    `meta = get_forward_context().attn_metadata`): what a record the loop installs there is read for."""
+    unset_fields: dict[tuple[int, str], set[str]] = field(default_factory=dict)
+    """Slot -> the attributes the hot path reads on it while it holds None (`meta.max_decode_seq_len`, with `meta =
+    get_forward_context().attn_metadata`): what a record the loop installs there is read for."""
     record_fields: set[str] = field(default_factory=set)
     """Python fields of records the step builds with a value that changes between calls (`fields.changing_fields`)."""
     step_call: str = ""

@@ -86,7 +86,7 @@ class CallArgs:
     marks: tuple[tuple[int | str, str], ...] = ()
     """What the loop walk knows of an argument it cannot resolve, by position or keyword: `scalar` (a Python number
     or string), `sized` (a tensor whose size changes between calls), `none` (None at some calls only), `length` (a
-    list whose length changes between calls)."""
+    list whose length changes between calls), `record` (a record the step built)."""
 
     def key(self) -> tuple[Any, ...]:
         """Identity of the bound values for the visit cache (scalars by value, objects by id)."""
@@ -379,6 +379,17 @@ def getter_value(fn: Any) -> Any:
         return MISSING
     obj = follow(fn.__globals__[parsed[0]], list(parsed[1]))
     return MISSING if isinstance(obj, Prop) else obj
+
+
+def getter_slot(fn: Any) -> tuple[int, str] | None:
+    """The state an argument-free accessor returns as it stands (`return _forward_context`: the global), as a
+    read/write key; None for a chain through attributes or anything else."""
+    if not user_code(fn) or fn.__code__.co_argcount or fn.__code__.co_kwonlyargcount or fn.__closure__:
+        return None
+    parsed = _returned_chain(fn)
+    if parsed is None or parsed[1] or parsed[0] not in fn.__globals__:
+        return None
+    return (id(fn.__globals__), parsed[0])
 
 
 @functools.lru_cache(maxsize=4096)

@@ -40,7 +40,7 @@ def changing_shape(
     if isinstance(node, ast.Subscript):
         return any(_moves(env, b, scalar) for s in _slices(node.slice) for b in (s.lower, s.upper) if b is not None)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in FACTORIES:
-        if resolve(env, node.func) is not getattr(torch, node.func.attr, None):
+        if resolve(env, node.func) is not getattr(torch, node.func.attr, None) or _fixed_range(node):
             return False
         sizes = [*_size_args(node), *(k.value for k in node.keywords if k.arg == "size")]
         return any(_moves(env, s, scalar) for s in sizes)
@@ -53,6 +53,23 @@ def changing_shape(
             lambda e: isinstance(e, (ast.List, ast.Tuple)) or isinstance(e, ast.Name) and e.id in lists,
         )
     return False
+
+
+def _fixed_range(node: ast.Call) -> bool:
+    """`torch.arange(i, i + 6)`: a window that moves but keeps its length (its end is its start plus a constant, the
+    step absent or constant)."""
+    if not (isinstance(node.func, ast.Attribute) and node.func.attr == "arange" and len(node.args) in (2, 3)):
+        return False
+    start, end = node.args[0], node.args[1]
+    if len(node.args) == 3 and not isinstance(node.args[2], ast.Constant):
+        return False
+    if not (isinstance(end, ast.BinOp) and isinstance(end.op, ast.Add)):
+        return False
+    shown = ast.unparse(start)
+    return any(
+        ast.unparse(a) == shown and isinstance(b, ast.Constant)
+        for a, b in ((end.left, end.right), (end.right, end.left))
+    )
 
 
 RESHAPES = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full"})

@@ -26,6 +26,7 @@ from contract.checks.hotpath.resolve import (
     ENTRY,
     CallArgs,
     Env,
+    getter_slot,
     resolve,
     source_of,
     static_key,
@@ -291,8 +292,13 @@ class Walker(Access, Locals, ast.NodeVisitor):
             self.nested[node.name] = node
 
     visit_AsyncFunctionDef = visit_FunctionDef
-    visit_ClassDef = visit_FunctionDef
     visit_Lambda = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        """A class statement in compiled code: Dynamo cannot build a class (LOAD_BUILD_CLASS), and the frame resumed
+        after the break guards on the new class object, so it recompiles on every call (measured on torch 2.13)."""
+        if not self.state.branches:
+            self.hazard("graph-break", node, f"class {node.name} defined in the compiled code")
 
     def visit_If(self, node: ast.If) -> None:
         cond = self._cond(node.test)
@@ -499,8 +505,9 @@ class Walker(Access, Locals, ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not node.args and not node.keywords and resolve(self.env, node) is None:
-            self.note_unset(node)  # a getter of a context slot that is unset now
+        slot = getter_slot(resolve(self.env, node.func)) if not node.args and not node.keywords else None
+        if slot is not None and resolve(self.env, node) is None:
+            self.note_unset(slot, node)  # a getter of a context slot that is unset now
         shown = ast.unparse(node) if self.both_arms else ""
         both = min(sum(shown in arms for arms in self.both_arms), self.state.branches)
         self.state.branches -= both  # a call both arms of an undecided test make runs either way

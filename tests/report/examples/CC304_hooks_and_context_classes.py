@@ -3,7 +3,9 @@ and `__exit__` inside the compiled forward (`time.perf_counter()` cannot be trac
 `with` block makes Dynamo skip the whole frame, which then runs eager with no break counted); a submodule with a
 backward hook (a gradient-reversal layer) breaks the graph where it is called; a hook library that replaced a
 block's `forward` on the instance (`module.forward = new_forward`) runs that function instead, and the logger call
-both arms of an undecided test make runs either way. A context class that only keeps Python bookkeeping is traced."""
+both arms of an undecided test make runs either way. A class statement in the forward cannot be traced either (and the frame resumed after it
+recompiles on every call: each call builds a new class). A context class that only keeps Python bookkeeping is
+traced."""
 import logging
 import time
 
@@ -79,9 +81,12 @@ class Model(nn.Module):
         install_hook(self.block)
 
     def forward(self, x):
+        class Output(tuple):  # expect: CC304
+            pass
+
         with timeit("forward"), scope("features"):
             h = self.block(self.features(x))
-        return self.domain_head(h)
+        return Output((self.domain_head(h),))[0]
 
 
 def build() -> nn.Module:

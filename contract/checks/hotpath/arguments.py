@@ -145,12 +145,16 @@ class Arguments:
             if value.id in self.records:
                 return True
             value = self.built.get(value.id)
-        if not isinstance(value, ast.Call):
-            return False
-        cls: Any = record_class(resolve(self.env, value.func), value)[0]
-        if cls is None or issubclass(cls, nn.Module) or cls.__module__.split(".")[0] in TRUSTED:
-            return False
-        return bool(hints(cls))
+        return isinstance(value, ast.Call) and self._record_type(value) is not None
+
+    def _record_type(self, call: ast.Call) -> tuple[type, ast.Call] | None:
+        """The typed record class a call builds (`record_class`; not a module, not trusted library code), with the
+        call's arguments named by field."""
+        found: tuple[Any, ast.Call] = record_class(resolve(self.env, call.func), call)
+        cls = found[0]
+        if cls is None or issubclass(cls, nn.Module) or cls.__module__.split(".")[0] in TRUSTED or not hints(cls):
+            return None
+        return found
 
     def _record_built(self, arms: list[ast.Call]) -> None:
         """Remember which Python fields of a record the step builds change between calls (`ScanState.record_fields`):
@@ -158,9 +162,10 @@ class Arguments:
         Batch("decode", n)`), with different constants."""
         built = []
         for arm in arms:
-            cls, call = record_class(resolve(self.env, arm.func), arm)
-            if cls is None or cls.__module__.split(".")[0] in TRUSTED or not hints(cls):
+            found = self._record_type(arm)
+            if found is None:
                 return
+            cls, call = found
             self.state.record_fields |= changing_fields(cls, call, lambda e: change(self.env, e) is not None)
             built.append(constant_fields(cls, call))
         if len(built) == 2:
@@ -352,9 +357,10 @@ class Arguments:
         call = self.built.get(arg.id) if isinstance(arg, ast.Name) else arg if isinstance(arg, ast.Call) else None
         if call is None:
             return
-        cls, call = record_class(resolve(self.env, call.func), call)
-        if cls is None or cls.__module__.split(".")[0] in TRUSTED or not hints(cls):
+        record = self._record_type(call)
+        if record is None:
             return
+        cls, call = record
         moving = changing_fields(cls, call, lambda e: change(self.env, e) is not None)
         forward = getattr(type(module), "forward", None)
         source = source_of(self.state, forward) if moving and forward is not None else None

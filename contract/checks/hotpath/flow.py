@@ -301,8 +301,8 @@ def _loads(
             out.append(_at(grand, parent, spread))
         elif isinstance(parent, ast.Call) and n in parent.args and spread is None and keyword is None:
             out.append(_at(parent, n, 0))
-        elif _alias(parent, n, name) is not None:  # `mask = attention_mask`: read where the alias is
-            out += _loads(node, _alias(parent, n, name) or "", None, None)
+        elif (alias := _alias(parent, n, name)) is not None:  # `mask = attention_mask`: read where the alias is
+            out += _loads(node, alias, None, None)
         else:
             out.append((None, None, None))
     return out

@@ -165,9 +165,9 @@ class Walker(Access, Locals, ast.NodeVisitor):
         self.saved: dict[str, str] = {}
         """Locals holding a state's value read earlier (`old = self.config.x`): writing it back restores the state."""
         self.once_assigned = single_assignments(src.node)
+        """Locals assigned exactly once in this function: one that gets a constant is bound to it (`_constant`)."""
         self.both_arms: list[set[str]] = []
         """Per enclosing undecided `if`: the calls both its arms make (`_calls_in`)."""
-        """Locals assigned exactly once in this function: one that gets a constant is bound to it (`_constant`)."""
         self.in_order = in_order_assignments(src.node)
         """Assignments in the function's own body, outside any block: bound in the order the walk meets them."""
 

@@ -368,14 +368,20 @@ def follow(obj: Any, attrs: list[str]) -> Any:
     return obj
 
 
+def call_method(fn: Any, owner: Any) -> tuple[Any, Any]:
+    """A callable object (a hook instance, a helper object) runs its class's `__call__` with itself bound."""
+    if isinstance(fn, (types.FunctionType, type, nn.Module)) or not callable(fn):
+        return fn, owner
+    call = inspect.getattr_static(type(fn), "__call__", None)
+    return (call, fn) if isinstance(call, types.FunctionType) else (fn, owner)
+
+
 def getter_value(fn: Any) -> Any:
     """What an argument-free accessor returns (`def get_forward_context(): assert _ctx is not None; return _ctx`,
     the getter vLLM, SGLang and Megatron put in front of process-wide state), read from its globals without calling
     it; MISSING for anything else."""
-    if not user_code(fn) or fn.__code__.co_argcount or fn.__code__.co_kwonlyargcount or fn.__closure__:
-        return MISSING
-    parsed = _returned_chain(fn)
-    if parsed is None or parsed[0] not in fn.__globals__:
+    parsed = _getter_chain(fn)
+    if parsed is None:
         return MISSING
     obj = follow(fn.__globals__[parsed[0]], list(parsed[1]))
     return MISSING if isinstance(obj, Prop) else obj
@@ -384,12 +390,16 @@ def getter_value(fn: Any) -> Any:
 def getter_slot(fn: Any) -> tuple[int, str] | None:
     """The state an argument-free accessor returns as it stands (`return _forward_context`: the global), as a
     read/write key; None for a chain through attributes or anything else."""
+    parsed = _getter_chain(fn)
+    return (id(fn.__globals__), parsed[0]) if parsed is not None and not parsed[1] else None
+
+
+def _getter_chain(fn: Any) -> tuple[str, tuple[str, ...]] | None:
+    """The `global.attr...` an argument-free accessor of user code returns, its global present; None otherwise."""
     if not user_code(fn) or fn.__code__.co_argcount or fn.__code__.co_kwonlyargcount or fn.__closure__:
         return None
     parsed = _returned_chain(fn)
-    if parsed is None or parsed[1] or parsed[0] not in fn.__globals__:
-        return None
-    return (id(fn.__globals__), parsed[0])
+    return parsed if parsed is not None and parsed[0] in fn.__globals__ else None
 
 
 @functools.lru_cache(maxsize=4096)

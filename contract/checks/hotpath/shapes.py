@@ -15,7 +15,7 @@ import torch
 from contract.checks.hotpath.calls import DYNAMIC_SHAPE_OPS
 from contract.checks.hotpath.flow import change
 from contract.checks.hotpath.model import MISSING
-from contract.checks.hotpath.resolve import Env, own_nodes, parse_source, resolve, user_code
+from contract.checks.hotpath.resolve import Env, call_method, own_nodes, parse_source, resolve, user_code
 
 FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "randperm"})
 """Torch factories whose size comes from their arguments."""
@@ -88,7 +88,7 @@ def helper_shape(
     it builds its result with a factory, a view or a reshape from those parameters, or from a tensor they sized. The
     helper's body is read in order; the length of a list it is given is fixed, and a setting of its object
     (`self.max_length or longest`) is a constant."""
-    fn, owner = _function_of(resolve(env, call.func))
+    fn, owner = call_method(resolve(env, call.func), MISSING)
     src = parse_source(fn) if user_code(fn) else None
     if src is None or not isinstance(src.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
@@ -116,15 +116,6 @@ def helper_shape(
         elif isinstance(target, ast.Name) and _reads(node.value, data):
             data.add(target.id)
     return False
-
-
-def _function_of(fn: Any) -> tuple[Any, Any]:
-    """The function a call runs and the object bound to it (MISSING when the scan binds none itself): a callable
-    object (a collator) runs its class's `__call__`."""
-    if fn is MISSING or isinstance(fn, (types.FunctionType, types.MethodType, type)) or not callable(fn):
-        return fn, MISSING
-    call = inspect.getattr_static(type(fn), "__call__", None)
-    return (call, fn) if isinstance(call, types.FunctionType) else (fn, MISSING)
 
 
 def _setting(owner: Any, params: list[str]) -> Callable[[ast.expr], bool]:

@@ -26,7 +26,9 @@ from contract.checks.hotpath.resolve import (
     ENTRY,
     CallArgs,
     Env,
+    call_method,
     getter_slot,
+    getter_value,
     resolve,
     source_of,
     static_key,
@@ -101,14 +103,6 @@ def callee_of(fn: Any, owner: Any) -> tuple[Any, Any]:
             return fn, owner
         fn = inner
     return fn, owner
-
-
-def call_method(fn: Any, owner: Any) -> tuple[Any, Any]:
-    """A callable object (a hook instance, a helper object) runs its class's `__call__` with itself bound."""
-    if isinstance(fn, (types.FunctionType, type, nn.Module)) or not callable(fn):
-        return fn, owner
-    call = inspect.getattr_static(type(fn), "__call__", None)
-    return (call, fn) if isinstance(call, types.FunctionType) else (fn, owner)
 
 
 def visit_module(
@@ -505,8 +499,9 @@ class Walker(Access, Locals, ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        slot = getter_slot(resolve(self.env, node.func)) if not node.args and not node.keywords else None
-        if slot is not None and resolve(self.env, node) is None:
+        getter = resolve(self.env, node.func) if not node.args and not node.keywords else MISSING
+        slot = getter_slot(getter)
+        if slot is not None and getter_value(getter) is None:
             self.note_unset(slot, node)  # a getter of a context slot that is unset now
         shown = ast.unparse(node) if self.both_arms else ""
         both = min(sum(shown in arms for arms in self.both_arms), self.state.branches)

@@ -192,12 +192,23 @@ def module_slot(module: nn.Module, slot: str) -> dict[str, Any]:
     return table if isinstance(table, dict) else {}
 
 
-def forward_hook_ids(module: nn.Module) -> set[int]:
-    """Handle ids of the module's forward hooks and pre-hooks."""
-    ids: set[int] = set()
-    for slot in ("_forward_hooks", "_forward_pre_hooks"):
+HOOK_SLOTS = {
+    "_forward_pre_hooks": "forward pre-hook",
+    "_forward_hooks": "forward hook",
+    "_backward_pre_hooks": "backward pre-hook",
+    "_backward_hooks": "backward hook",
+}
+"""nn.Module's private hook tables (handle id -> hook) and the kind each holds. A hook a compiled graph did not see
+when it was traced is not called by it, and Dynamo does not guard these tables: forward and full backward hooks
+added to a submodule after compile are silently skipped (seen on torch 2.13: no recompile, no call)."""
+
+
+def hook_ids(module: nn.Module) -> set[tuple[str, int]]:
+    """(kind, handle id) of the module's forward and backward hooks and pre-hooks."""
+    ids: set[tuple[str, int]] = set()
+    for slot, kind in HOOK_SLOTS.items():
         table = getattr(module, slot, None)
-        ids |= set(table) if isinstance(table, dict) else set()
+        ids |= {(kind, i) for i in table} if isinstance(table, dict) else set()
     return ids
 
 

@@ -265,15 +265,15 @@ def _sites_by_region(result: ProbeResult) -> dict[str, list[str]]:
 
 
 def _late_hooks(result: ProbeResult) -> list[Finding]:
-    """CC404: forward hooks registered on a region's modules after it was compiled."""
+    """CC404: forward or backward hooks registered on a region's modules after it was compiled."""
     out = []
-    for region in sorted({r for r, _ in result.hooks_added}):
-        paths = [p for r, p in result.hooks_added if r == region]
+    for region in sorted({r for r, _, _ in result.hooks_added}):
+        added = [f"{kinds} to {path}" for r, path, kinds in result.hooks_added if r == region]
         out.append(
             LATE_HOOK.finding(
                 region,
-                f"forward hooks were added to {', '.join(paths[:3])} after region "
-                f"{region!r} was compiled; the compiled graph ignores them",
+                f"{'; '.join(added[:3])} were added after region {region!r} was compiled; the compiled graph "
+                "does not call them",
                 "register hooks before the contract is applied",
             )
         )

@@ -93,12 +93,15 @@ LATE_HOOK = Rule(
     severity="warning",
     doc="""\
 ## What it does
-Reports forward hooks or pre-hooks that appeared on a region's modules while the probe's steps ran, after that
-region instance first compiled (a hook the step registers before its first compiled call is part of the graph).
+Reports forward or backward hooks and pre-hooks that appeared on a region's modules while the probe's steps ran,
+after that region instance first compiled (a hook the step registers before its first compiled call is part of the
+graph).
 
 ## Why it matters
-A hook registered after compile is not part of the compiled graph and is silently ignored by it (or triggers
-a recompile when Dynamo notices), so the hook's logging, quantization or capture does not happen.
+A hook registered after compile is not part of the compiled graph, and Dynamo does not guard the hook tables of
+the modules it inlines: the graph silently skips the hook, with no recompile to notice. A forward hook's logging,
+quantization or capture does not happen; a full backward (pre-)hook that scales or clips gradients does not run,
+so the gradients differ from eager.
 
 ## Example
 ```python

@@ -4,7 +4,7 @@ The monitor is the one reader of Dynamo's evidence and the one judge of budgets:
 private registry, no budget action) with a logger that keeps every event it emits and the probe step it happened
 in: each compile attributed to its region instance, each recompile with the guard that failed and the user's
 `file:line` it names, each distinct graph-break site (frames Dynamo gave up on included), each recompile-limit hit.
-The probe adds what only a startup run can see: forward hooks that appeared on region modules after compile, and a
+The probe adds what only a startup run can see: module hooks that appeared on region modules after compile, and a
 step that raised. The startup verdict (CC401/CC403) and the runtime budgets therefore cannot disagree on a run.
 
 Afterwards the probe puts back what it and the step changed (`restore`).
@@ -53,8 +53,8 @@ class ProbeResult:
     """Every event of the monitor, in order."""
     regions: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The monitor's snapshot at the end (counts and budget use per region)."""
-    hooks_added: list[tuple[str, str]] = field(default_factory=list)
-    """(region, module path) of modules that gained forward hooks after compile."""
+    hooks_added: list[tuple[str, str, str]] = field(default_factory=list)
+    """(region, module path, kinds) of modules that gained forward or backward hooks after compile."""
     error: str | None = None
     """The step's exception, one line, when it raised."""
     compile_failed: bool = False
@@ -71,14 +71,14 @@ class ProbeResult:
 
 
 class _Recorder:
-    """The monitor's logger during the probe: keeps every event with the probe step it happened in, and the forward
+    """The monitor's logger during the probe: keeps every event with the probe step it happened in, and the module
     hooks each region instance had when it first compiled (what its graph was traced with)."""
 
     def __init__(self, binding: Binding) -> None:
         self.events: list[Event] = []
         self.step = 0
         self.binding = binding
-        self.hooks_at_compile: dict[tuple[str, str], set[int]] = {}
+        self.hooks_at_compile: dict[tuple[str, str], set[tuple[str, int]]] = {}
         self._compiled: set[tuple[str, str]] = set()
 
     def _keep(self, event: str, **fields: Any) -> None:
@@ -185,20 +185,25 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
 
 
-def _hook_ids(binding: Binding, instance: tuple[str, str] | None = None) -> dict[tuple[str, str], set[int]]:
-    """Forward (pre-)hook ids of every module inside each region's targets (only one (region, module path) target's
-    when `instance` is given)."""
-    out: dict[tuple[str, str], set[int]] = {}
+def _hook_ids(binding: Binding, instance: tuple[str, str] | None = None) -> dict[tuple[str, str], set[tuple[str, int]]]:
+    """(kind, id) of the hooks of every module inside each region's targets (only one (region, module path)
+    target's when `instance` is given)."""
+    out: dict[tuple[str, str], set[tuple[str, int]]] = {}
     for t in binding.targets():
         if instance is not None and (t.region, t.path or "<root>") != instance:  # the monitor says <root>
             continue
         for name, sub in t.module.named_modules():
             path = ".".join(p for p in (t.path, name) if p) or "<root>"
-            out[(t.region, path)] = _torch.forward_hook_ids(sub)
+            out[(t.region, path)] = _torch.hook_ids(sub)
     return out
 
 
-def _new_hooks(binding: Binding, at_compile: dict[tuple[str, str], set[int]]) -> list[tuple[str, str]]:
-    """Modules of compiled instances that have hooks their instance's first compile did not see."""
-    after = _hook_ids(binding)
-    return [key for key, ids in after.items() if key in at_compile and ids - at_compile[key]]
+def _new_hooks(binding: Binding, at_compile: dict[tuple[str, str], set[tuple[str, int]]]) -> list[tuple[str, str, str]]:
+    """(region, module path, kinds) of modules of compiled instances with hooks their instance's first compile did
+    not see."""
+    out = []
+    for key, ids in _hook_ids(binding).items():
+        new = ids - at_compile.get(key, ids)
+        if new:
+            out.append((*key, " and ".join(sorted({kind + "s" for kind, _ in new}))))
+    return out

@@ -80,6 +80,17 @@ def step_adding_hook(model, i):
     return step(model, i)
 
 
+def clip_grad_output(module, grad_output):
+    return tuple(g.clamp(-1, 1) for g in grad_output)
+
+
+def step_clipping_after_warmup(model, i):
+    """A trainer that starts clipping gradients with a full backward pre-hook once warm-up is over."""
+    if i == 2:
+        model.proj.register_full_backward_pre_hook(clip_grad_output)
+    model(torch.randn(2, 8, requires_grad=True)).sum().backward()
+
+
 def step_failing(model, i):
     return model(torch.randn(2, 3))
 

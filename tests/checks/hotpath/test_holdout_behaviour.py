@@ -32,6 +32,7 @@ from tests.checks.hotpath import (
     holdout10,
     holdout11,
     holdout12,
+    holdout13,
 )
 
 STEPS = 8
@@ -48,6 +49,7 @@ CORPORA: dict[str, ModuleType] = {
     "holdout10": holdout10,
     "holdout11": holdout11,
     "holdout12": holdout12,
+    "holdout13": holdout13,
 }
 MIN_CASES = {
     "holdout": 45,
@@ -62,6 +64,7 @@ MIN_CASES = {
     "holdout10": 10,
     "holdout11": 10,
     "holdout12": 10,
+    "holdout13": 10,
 }
 """Each corpus keeps at least the cases it was built with."""
 

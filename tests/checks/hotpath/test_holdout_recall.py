@@ -121,9 +121,11 @@ FLOORS = {
     "holdout10": Floors((0.42, 0.84, 0.99)),
     # h05 is LATENT (FlopCounterMode around the first call: Dynamo compiles nothing): CC409
     "holdout11": Floors((0.48, 0.69, 0.99)),
-    # h06 is LATENT (a backward pre-hook registered after the first compile is left out: nothing to count); h41 and h43
-    # were found for a wrong reason (`torch.arange(i, i + 6)` read as a changing size) until fixed windows were known
-    "holdout12": Floors((0.3, 0.42, 0.96)),
+    # h06 is LATENT (a backward pre-hook registered after the first compile is left out: nothing to count): the probe's
+    # CC404 names it; h41 and h43 were found for a wrong reason (`torch.arange(i, i + 6)` read as a changing size)
+    # until fixed windows were known
+    "holdout12": Floors((0.3, 0.42, 0.99)),
+    "holdout13": Floors((0.37, 0.46, 0.99)),
 }
 
 

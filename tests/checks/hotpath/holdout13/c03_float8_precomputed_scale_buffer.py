@@ -1,0 +1,52 @@
+"""Clean: the fixed float8 dynamic-scaling flow: every float8 linear owns a 0-d `precomputed_scale` buffer from construction, and after `optimizer.step()` the loop's precompute helper writes the squeezed scale into it in place, so the compiled forward always reads a tensor of one shape and never changes branch. Look-alike of meta-pytorch/float8_experimental#321 (the fix squeezes the scale so the guards hold)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tests.checks.hotpath.holdout13._helpers_a import E4M3_MAX_POS, amax_to_scale, precompute_float8_dynamic_scale_squeezed
+
+LABEL = None
+SOURCE = "https://github.com/meta-pytorch/float8_experimental/pull/321"
+OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
+
+
+def cast_to_float8_e4m3_dynamic(t: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    return (t * scale).clamp(-E4M3_MAX_POS, E4M3_MAX_POS) / scale
+
+
+class Float8Linear(nn.Linear):
+    is_float8_linear = True
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__(in_features, out_features, bias=False)
+        self.register_buffer("precomputed_scale", amax_to_scale(self.weight.detach().abs().max()).squeeze())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x_fp8 = cast_to_float8_e4m3_dynamic(x, amax_to_scale(x.abs().max()))
+        return nn.functional.linear(x_fp8, cast_to_float8_e4m3_dynamic(self.weight, self.precomputed_scale))
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, dim: int = 8) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.wq = Float8Linear(dim, dim)
+        self.w1 = Float8Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x + self.wq(self.norm(x))
+        return h + self.w1(torch.relu(h))
+
+
+def build() -> nn.Module:
+    model = TransformerBlock()
+    model._optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    return model
+
+
+def step(model: nn.Module, i: int) -> None:
+    model(torch.randn(4, 8)).sum().backward()
+    model._optimizer.step()
+    model._optimizer.zero_grad()
+    precompute_float8_dynamic_scale_squeezed(model)

@@ -26,9 +26,9 @@ from contract.checks.hotpath.resolve import (
     resolve,
     slot_of,
     static_get,
-    user_code,
     value_at,
 )
+from contract.checks.hotpath.source import user_code
 
 
 class Access:

@@ -28,10 +28,12 @@ from contract.checks.hotpath.fields import (
 from contract.checks.hotpath.flow import Change, change, reads_argument, returns_number, sequence_of, step_arguments
 from contract.checks.hotpath.model import MISSING, Hazard, ScanState
 from contract.checks.hotpath.modes import record_call
-from contract.checks.hotpath.resolve import ENTRY, TRUSTED, CallArgs, Env, resolve, source_of
+from contract.checks.hotpath.resolve import ENTRY, CallArgs, Env, resolve
 from contract.checks.hotpath.shadows import hide_shadows
 from contract.checks.hotpath.shapes import changing_shape
-from contract.checks.hotpath.walk import visit_callable
+from contract.checks.hotpath.source import TRUSTED, source_of
+from contract.checks.hotpath.visit import visit_callable
+from contract.checks.hotpath.walk import Walker
 
 FIRST_CALL = Change(False, 1)
 """The condition of first-call setup (`if i == 0:`): what runs under it happens before anything compiled."""
@@ -86,7 +88,9 @@ class Arguments:
         target, self.state.target = self.state.target, id(module)
         self.state.rewalking, self.state.called = True, self.state.called | {region}
         try:
-            visit_callable(self.state, getattr(type(module), "forward", None), module, region, call=passed or ENTRY)
+            visit_callable(
+                self.state, getattr(type(module), "forward", None), module, region, call=passed or ENTRY, walker=Walker
+            )
         finally:
             self.state.target, self.state.rewalking = target, False
 

@@ -16,7 +16,8 @@ import torch
 from torch import nn
 
 from contract.checks.hotpath.model import MISSING
-from contract.checks.hotpath.resolve import CallArgs, Display, Env, parse_source, resolve
+from contract.checks.hotpath.resolve import CallArgs, Display, Env, resolve
+from contract.checks.hotpath.source import parse_source
 
 LEVELS = ("", "some", "every")
 """Taint levels, weakest first: unchanged, may change between calls, changes on every call."""

@@ -17,7 +17,7 @@ from typing import Any
 from torch import nn
 
 from contract.checks.hotpath.model import ScanState
-from contract.checks.hotpath.resolve import source_of
+from contract.checks.hotpath.source import source_of
 
 PLAIN_CALLS = frozenset({"len", "min", "max", "int", "float", "bool", "str", "abs", "round"})
 """Builtins a bookkeeping hook may call without touching a tensor."""

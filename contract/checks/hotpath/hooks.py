@@ -15,8 +15,10 @@ from torch import nn
 from contract import _torch
 from contract.checks.hotpath.frames import graphless
 from contract.checks.hotpath.model import Hazard, ScanState
-from contract.checks.hotpath.resolve import CallArgs, parse_source
-from contract.checks.hotpath.walk import Walker, visit_callable
+from contract.checks.hotpath.resolve import CallArgs
+from contract.checks.hotpath.source import parse_source
+from contract.checks.hotpath.visit import visit_callable
+from contract.checks.hotpath.walk import Walker
 
 
 def visit_hooks(state: ScanState, module: nn.Module, region: str, eager: type[Walker] | None = None) -> None:
@@ -74,4 +76,4 @@ def visit_hook(state: ScanState, hook: Any, module: nn.Module, region: str, walk
         keywords = tuple((k, v, "") for k, v in hook.keywords.items())
         hook = hook.func
     call = CallArgs(positional=(*pre, (module, "")), keywords=keywords, rest="some")
-    visit_callable(state, hook, None, region, 1, call=call, walker=walker)
+    visit_callable(state, hook, None, region, 1, call=call, walker=walker or Walker)

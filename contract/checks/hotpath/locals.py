@@ -13,15 +13,8 @@ from typing import TYPE_CHECKING, Any
 from contract.checks.hotpath.conditions import cond, exits
 from contract.checks.hotpath.flow import stronger, taint_of
 from contract.checks.hotpath.model import MISSING, Cond, Prop, ScanState
-from contract.checks.hotpath.resolve import (
-    Env,
-    chain,
-    iter_values,
-    loop_stored_names,
-    own_nodes,
-    pair_values,
-    resolve,
-)
+from contract.checks.hotpath.resolve import Env, chain, iter_values, pair_values, resolve
+from contract.checks.hotpath.source import loop_stored_names, own_nodes
 from contract.checks.hotpath.tensors import TENSOR, assigned_kinds
 
 

@@ -30,11 +30,14 @@ from torch import nn
 from contract import _torch
 from contract.checks.hotpath.classify import classify_writes, per_instance, written_keys
 from contract.checks.hotpath.hooks import visit_hooks
-from contract.checks.hotpath.loop import LoopWalker, classify_loop, empty_container, pinned_by_step, walk_step
+from contract.checks.hotpath.loop import LoopWalker, empty_container, walk_step
+from contract.checks.hotpath.loop_verdict import classify_loop, pinned_by_step
 from contract.checks.hotpath.model import MISSING, SIZES, Hazard, ScanState
 from contract.checks.hotpath.modes import mode_hazards
-from contract.checks.hotpath.resolve import ENTRY, TRUSTED, parse_source
-from contract.checks.hotpath.walk import visit_callable
+from contract.checks.hotpath.resolve import ENTRY
+from contract.checks.hotpath.source import TRUSTED, parse_source
+from contract.checks.hotpath.visit import visit_callable
+from contract.checks.hotpath.walk import Walker
 
 
 def scan(binding: Any, step: Any = None) -> list[Hazard]:
@@ -52,7 +55,7 @@ def scan(binding: Any, step: Any = None) -> list[Hazard]:
         for target in rb.targets:
             state.target = id(target.module)
             fn = getattr(type(target.module), target.method, None)
-            visit_callable(state, fn, target.module, rb.region.name, call=ENTRY)
+            visit_callable(state, fn, target.module, rb.region.name, call=ENTRY, walker=Walker)
             visit_hooks(state, target.module, rb.region.name, eager=LoopWalker if target.method == "forward" else None)
             instance_hazards(state, target.module, target.path, rb.region.name)
             implicit_reads(state, target.module, target.path, rb.region.name)

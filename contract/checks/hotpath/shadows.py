@@ -13,7 +13,8 @@ from torch import nn
 
 from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.model import MISSING
-from contract.checks.hotpath.resolve import CallArgs, Env, parse_source, resolve, user_code
+from contract.checks.hotpath.resolve import CallArgs, Env, resolve
+from contract.checks.hotpath.source import parse_source, user_code
 
 
 def shadow_instance(env: Env, node: ast.expr) -> Any:

@@ -12,10 +12,11 @@ from typing import Any
 
 import torch
 
-from contract.checks.hotpath.calls import DYNAMIC_SHAPE_OPS
+from contract.checks.hotpath.breaks import DYNAMIC_SHAPE_OPS
 from contract.checks.hotpath.flow import change
 from contract.checks.hotpath.model import MISSING
-from contract.checks.hotpath.resolve import Env, call_method, own_nodes, parse_source, resolve, user_code
+from contract.checks.hotpath.resolve import Env, resolve
+from contract.checks.hotpath.source import call_method, own_nodes, parse_source, user_code
 
 FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "randperm"})
 """Torch factories whose size comes from their arguments."""

@@ -14,67 +14,26 @@ from typing import Any
 
 from torch import nn
 
-from contract import _torch
-from contract.checks.hotpath import calls
+from contract.checks.hotpath import breaks, calls
 from contract.checks.hotpath.access import Access
 from contract.checks.hotpath.classify import aug_form, form_of, literal
 from contract.checks.hotpath.conditions import cond, tested_values, walk_expr
 from contract.checks.hotpath.locals import Locals, in_order_assignments, single_assignments
-from contract.checks.hotpath.model import MAX_VISITS, MISSING, Cond, Hazard, ScanState, Source
+from contract.checks.hotpath.model import MISSING, Cond, Hazard, ScanState, Source
 from contract.checks.hotpath.resolve import (
     ANY_KEY,
     ENTRY,
     CallArgs,
     Env,
-    call_method,
     getter_slot,
     getter_value,
     resolve,
-    source_of,
     static_key,
-    user_code,
 )
 from contract.checks.hotpath.shapes import grows_by_concat
+from contract.checks.hotpath.source import user_code
 from contract.checks.hotpath.tensors import tensor_valued
-
-
-def visit_callable(
-    state: ScanState,
-    fn: Any,
-    owner: Any,
-    region: str,
-    depth: int = 0,
-    guard: Cond | None = None,
-    call: CallArgs | None = None,
-    walker: type[Walker] | None = None,
-) -> None:
-    """Visit a function reached on the hot path (or, with a loop walker, from the step), with the object bound as its
-    first argument (or None) and what the call site passes."""
-    fn, owner = callee_of(fn, owner)
-    if depth > 40 or state.visits >= MAX_VISITS or not user_code(fn):
-        return
-    cls = walker or Walker
-    call = call or CallArgs()
-    key: tuple[Any, ...] = (
-        fn.__code__,
-        id(owner),
-        region,
-        guard is None,
-        cls.MODE,
-        call.key(),
-        bool(state.branches),
-        state.rewalking,
-    )
-    key += tuple(state.modes)  # a call under another grad/autocast mode is a call of its own (`modes.record_call`)
-    if key in state.visited:
-        return
-    state.visited.add(key)
-    state.visits += 1
-    if depth == 0:  # a call's walk starts: nothing read in it yet
-        state.call_reads = set()
-    src = source_of(state, fn)
-    if src is not None:
-        cls(state, src, Env.of(fn, owner, src.node, call), region, depth, guard).run()
+from contract.checks.hotpath.visit import visit_callable, visit_module
 
 
 def _calls_in(stmts: list[ast.stmt]) -> set[str]:
@@ -86,47 +45,6 @@ def _calls_in(stmts: list[ast.stmt]) -> set[str]:
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             out |= _calls_in(stmt.body)
     return out
-
-
-def callee_of(fn: Any, owner: Any) -> tuple[Any, Any]:
-    """The function Python runs for a callee, and the object bound to its first argument: methods are split, callable
-    objects run their class's `__call__`, and wrappers are unwrapped only where the wrapper is trusted code (a user
-    or library wrapper, `functools.wraps` or not, is what Python calls: it is walked itself)."""
-    for _ in range(8):
-        if isinstance(fn, (staticmethod, classmethod)):
-            fn = fn.__func__
-        if isinstance(fn, types.MethodType):
-            fn, owner = fn.__func__, fn.__self__
-        fn, owner = call_method(fn, owner)
-        inner = getattr(fn, "__wrapped__", None) if callable(fn) else None
-        if inner is None or user_code(fn) or _torch.is_compiler_disabled(fn):
-            return fn, owner
-        fn = inner
-    return fn, owner
-
-
-def visit_module(
-    state: ScanState,
-    module: nn.Module,
-    region: str,
-    depth: int,
-    method: str = "forward",
-    guard: Cond | None = None,
-    walker: type[Walker] | None = None,
-    call: CallArgs | None = None,
-) -> None:
-    """A submodule called on the hot path: its method (and `__call__` override), or the function a hook library put
-    on the instance in its place (`module.forward = new_forward`: diffusers' and accelerate's hooks); torch's own
-    modules run no user code otherwise (their containers' children are followed by `Walker.enter_module`)."""
-    cls = type(module)
-    own = module.__dict__.get(method)
-    if own is not None and callable(own) and not isinstance(own, nn.Module):
-        return visit_callable(state, own, None, region, depth + 1, guard, call, walker)
-    if cls.__module__.split(".")[0] == "torch":
-        return
-    visit_callable(state, getattr(cls, method, None), module, region, depth + 1, guard, call, walker)
-    if method == "forward" and cls.__call__ is not nn.Module.__call__:
-        visit_callable(state, cls.__call__, module, region, depth + 1, guard, call, walker)
 
 
 BREAK_KINDS = frozenset({"graph-break", "item-branch", "dynamic-shape"})
@@ -194,7 +112,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
 
     def enter(self, fn: Any, owner: Any, call: CallArgs | None = None) -> None:
         """Follow a callee reached from here (one level deeper, behind the same guard)."""
-        visit_callable(self.state, fn, owner, self.region, self.depth + 1, self.guard, call, type(self))
+        visit_callable(self.state, fn, owner, self.region, self.depth + 1, self.guard, call, walker=type(self))
 
     def walk_nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A function defined in this body and called here: walk its body with its own locals."""
@@ -213,7 +131,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
             for n, child in enumerate(module.children()):
                 self.enter_module(child, call=call if n == 0 else ENTRY)
             return
-        visit_module(self.state, module, self.region, self.depth, method, self.guard, type(self), call)
+        visit_module(self.state, module, self.region, self.depth, method, self.guard, call, walker=type(self))
 
     def marks_of(self, node: ast.Call, skip: int = 0) -> tuple[tuple[int | str, str], ...]:
         """What the hot walk passes on about arguments: nothing (the loop walker marks the step's values)."""
@@ -323,7 +241,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
     def visit_With(self, node: ast.With) -> None:
         """A context manager runs its `__enter__` before the body and its `__exit__` after it, both traced."""
         for item in node.items:
-            what = calls.untraceable_context(self.env, item.context_expr)
+            what = breaks.untraceable_context(self.env, item.context_expr)
             if what is not None and not self.state.branches:
                 self.hazard("graph-break", item.context_expr, what)
         self.generic_visit(node)
@@ -482,7 +400,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         container = resolve(self.env, node.value)
-        if calls.mask_index(self.env, node, container) and not self.state.branches:
+        if breaks.mask_index(self.env, node, container) and not self.state.branches:
             self.hazard("dynamic-shape", node, f"{ast.unparse(node)[:60]} (boolean-mask indexing)")
         if container is os.environ:
             self.hazard("env", node, f"os.environ[{ast.unparse(node.slice)}]")

@@ -8,6 +8,8 @@ Both exist unchanged in torch 2.11 through 2.13. `compile_forward` uses Dynamo's
 
 from __future__ import annotations
 
+import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -305,6 +307,34 @@ def torch_graph_break(fn: Any) -> str | None:
     return None
 
 
+NUMBER_TYPES = {int: "int", bool: "bool", float: "float", str: "str", "int": "int", "bool": "bool", "float": "float"}
+"""Return annotations of a torch function that certainly give a Python value, not a tensor."""
+
+
+def non_tensor_torch_call(fn: Any) -> str | None:
+    """Why a torch function put in the graph breaks it: Dynamo runs a function of its in-graph list
+    (`trace_rules.lookup` gives `TorchInGraphFunctionVariable`) on fake tensors and gives up when the result is not a
+    tensor ("torch.* op returned non-Tensor"), unless it constant-folds the function (`constant_fold_functions`:
+    `torch.cuda.is_available`) or has a handler of its own (`_get_handlers`: `torch.is_grad_enabled`). Only a Python
+    function annotated to return a number counts (`torch.cuda.device_count`, `torch.cuda.memory_allocated`: measured
+    breaking on torch 2.13, `device_count` on 2.11 too). All three lists are private to `torch._dynamo` (2.11-2.13); a torch lacking one
+    reports nothing."""
+    annotation = inspect.signature(fn).return_annotation if isinstance(fn, types.FunctionType) else None
+    kind = NUMBER_TYPES.get(annotation) if isinstance(annotation, (type, str)) else None
+    if kind is None or not str(getattr(fn, "__module__", "") or "").startswith("torch."):
+        return None
+    try:
+        from torch._dynamo import trace_rules
+        from torch._dynamo.variables import torch as in_graph
+
+        handled = fn in in_graph.constant_fold_functions or fn in in_graph.TorchInGraphFunctionVariable._get_handlers()
+        if handled or trace_rules.lookup(fn) is not in_graph.TorchInGraphFunctionVariable:
+            return None
+    except (ImportError, AttributeError, TypeError):
+        return None
+    return f"a torch function Dynamo puts in the graph returns a Python {kind}, not a tensor"
+
+
 def is_disable_decorator(fn: Any) -> bool:
     """`torch.compiler.disable` or the private `torch._dynamo.disable` older code decorates with (torch 2.11-2.13)."""
     import torch._dynamo
@@ -331,6 +361,23 @@ def recompile_limit() -> int:
     import torch._dynamo
 
     return int(getattr(torch._dynamo.config, "recompile_limit", 8))
+
+
+def ints_go_dynamic() -> bool:
+    """Whether a Python int that changes between calls becomes a symbol after one recompile (`automatic_dynamic_shapes`
+    on, `specialize_int` off: the defaults of torch 2.11-2.13)."""
+    import torch._dynamo
+
+    config = torch._dynamo.config
+    return bool(getattr(config, "automatic_dynamic_shapes", True)) and not getattr(config, "specialize_int", False)
+
+
+def static_parameter_shapes() -> bool:
+    """Whether Dynamo keeps the shapes of module parameters static (`force_parameter_static_shapes`, True by
+    default in torch 2.11-2.13): a parameter or buffer of another shape is a recompile, never made dynamic."""
+    import torch._dynamo
+
+    return bool(getattr(torch._dynamo.config, "force_parameter_static_shapes", True))
 
 
 def ignored_logging_functions() -> frozenset[Any]:

@@ -28,7 +28,7 @@ from contract.checks.hotpath.resolve import (
     static_get,
     value_at,
 )
-from contract.checks.hotpath.source import user_code
+from contract.checks.hotpath.source import TRUSTED, user_code
 
 
 class Access:
@@ -73,9 +73,7 @@ class Access:
             self.note_read((id(holder), node.attr), node)
         if isinstance(value, Prop):
             self.enter(value.prop.fget, parent)
-        elif (
-            (value is None or type(value) in (int, str)) and isinstance(parent, nn.Module) and _on_self(self.env, node)
-        ):
+        elif (value is None or type(value) in (int, str)) and _instance_state(parent) and _on_self(self.env, node):
             key = (self.region, self.where(node), f"{type(parent).__name__}.{node.attr}")
             self.state.scalar_reads.setdefault(key, {}).setdefault(self.state.target, set()).add(value)
             if self.state.branches:
@@ -172,6 +170,16 @@ def _delta(node: ast.AST) -> float | None:
     if not isinstance(k, (int, float)) or isinstance(k, bool):
         return None
     return k if isinstance(node.op, ast.Add) else -k
+
+
+def _instance_state(obj: Any) -> bool:
+    """An object of its own whose attributes each instance of a region may hold differently: a module, or a user
+    object a module holds (a LoRA patch keyed by its weight's name); not a class or a Python module."""
+    return (
+        isinstance(obj, nn.Module)
+        or not isinstance(obj, (type, types.ModuleType))
+        and str(type(obj).__module__).split(".")[0] not in TRUSTED
+    )
 
 
 def _on_self(env: Env, node: ast.Attribute) -> bool:

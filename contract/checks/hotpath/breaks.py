@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import io
 import logging
 import types
 from collections.abc import Iterator
@@ -88,6 +89,12 @@ def logger_call(env: Env, func: ast.expr, callee: Any) -> bool:
     return not {callee, getattr(owner, func.attr, None)} & ignored
 
 
+def io_call(env: Env, func: ast.expr) -> bool:
+    """A method of an I/O object (`io.StringIO`, a file, `sys.stdout`): C code Dynamo cannot trace, a graph break
+    (measured on torch 2.13 for `write`, `flush` and `getvalue`)."""
+    return isinstance(func, ast.Attribute) and isinstance(resolve(env, func.value), io.IOBase)
+
+
 def scalar_pull(env: Env, node: ast.Call) -> bool:
     """`t.item()` / `t.tolist()` on a value computed on the hot path (or a real tensor): a graph break wherever it
     stands (a condition is reported by the walk's test), unless Dynamo captures scalar outputs."""
@@ -155,6 +162,17 @@ def mask_index(env: Env, node: ast.Subscript, container: Any) -> bool:
     if isinstance(container, (dict, list, tuple, str)):
         return False
     return _bool_mask(env, node.slice, node.value)
+
+
+def tensor_bound_slice(env: Env, node: ast.Subscript, container: Any) -> str | None:
+    """`x[i, :, : seq_len[i]]`: a slice bound read from a tensor is turned into a Python int (`__index__`, an
+    `.item()`), a graph break wherever it stands unless Dynamo captures scalar outputs (measured on torch 2.13). The
+    bound given, when it is certainly a tensor."""
+    if isinstance(container, (dict, list, tuple, str)) or _torch.captures_scalar_outputs():
+        return None
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    bounds = [b for p in parts if isinstance(p, ast.Slice) for b in (p.lower, p.upper, p.step) if b is not None]
+    return next((ast.unparse(b) for b in bounds if tensor_valued(env, b)), None)
 
 
 def _derived(side: ast.expr, value: ast.expr) -> bool:

@@ -21,6 +21,7 @@ from contract.checks.hotpath.breaks import (
     autograd_call,
     break_calls,
     dynamic_shape_op,
+    io_call,
     iterator_arg,
     logger_call,
     scalar_cast,
@@ -51,6 +52,7 @@ class Walk(Protocol):
     def record_write(
         self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING, value: ast.expr | None = None
     ) -> None: ...
+    def record_assign(self, target: ast.expr, value: ast.expr, node: ast.AST) -> None: ...
     def emit_write(
         self,
         parent: Any,
@@ -121,6 +123,8 @@ def on_call(w: Walk, node: ast.Call) -> None:
             if isinstance(value, nn.Module):
                 w.child_call(node, value)
                 w.enter_module(value, call=marked(w, node))
+            elif callable(value) and not isinstance(value, type):  # a list of functions or callable objects
+                w.enter(value, None, marked(w, node))
         return
     if isinstance(func, ast.Name) and func.id in w.env.loops and func.id in w.env.local:
         container = resolve(w.env, w.env.loops[func.id])
@@ -153,7 +157,7 @@ def on_call(w: Walk, node: ast.Call) -> None:
         and isinstance(node.args[1].value, str)
     ):
         return setattr_write(w, node)
-    if isinstance(func, ast.Attribute) and func.attr in mutators(resolve(w.env, func.value)):
+    if isinstance(func, ast.Attribute) and func.attr in mutators(resolve(w.env, _aliased(w.env, func.value))):
         mutate(w, func.value, node)
     if scalar_pull(w.env, node) or scalar_cast(w.env, node, callee):
         w.hazard("item-branch", node, f"{ast.unparse(node)[:60]} (a tensor's value read into Python)")
@@ -235,10 +239,30 @@ def _decorator(node: ast.expr) -> ast.expr:
     return node.func if isinstance(node, ast.Call) else node
 
 
+def _aliased(env: Env, node: ast.expr) -> ast.expr:
+    """The attribute chain a local alias of a container names (`kwargs` for `kwargs = self.attn.extra`)."""
+    return env.aliases.get(node.id, node) if isinstance(node, ast.Name) else node
+
+
+def _keyword_update(node: ast.Call) -> bool:
+    """`d.update(a=x, b=y)`: named keys only (no positional mapping, no `**`)."""
+    func = node.func
+    named = bool(node.keywords) and all(k.arg is not None for k in node.keywords)
+    return isinstance(func, ast.Attribute) and func.attr == "update" and not node.args and named
+
+
 def mutate(w: Walk, target: ast.expr, node: ast.Call) -> None:
     """`obj.items.append(...)`: a write to the container, also for a module global (no `global` needed)."""
     name = target.id if isinstance(target, ast.Name) else None
     form = "reset" if isinstance(node.func, ast.Attribute) and node.func.attr == "clear" else "mutate"
+    base = _aliased(w.env, target)  # `kwargs = self.attn.extra; kwargs.update(...)` writes `self.attn.extra`
+    if _keyword_update(node):  # `d.update(a=x)` is `d["a"] = x`: the same keys on every call
+        for kw in node.keywords:
+            item = ast.copy_location(ast.Subscript(value=base, slice=ast.Constant(kw.arg), ctx=ast.Store()), node)
+            w.record_assign(item, kw.value, node)
+        return None
+    if base is not target:
+        return w.record_write(base, form, node)
     if name is not None and name not in w.env.local and name in w.env.fn.__globals__:
         w.emit_write(w.env.fn.__globals__, name, f"global {name}", form, node)
     else:
@@ -285,13 +309,15 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
         return w.hazard("env", node, f"{ast.unparse(func)}()")
     if logger_call(w.env, func, callee) and not w.state.branches:
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a logging.Logger method)")
+    if io_call(w.env, func) and not w.state.branches:
+        return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a method of an I/O object)")
     if callee is warnings.warn and not w.state.branches:  # Dynamo skips `warnings`: a break, like a Logger call
         return w.hazard("graph-break", node, f"{ast.unparse(func)}()")
     if _torch.is_compiler_disabled(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
     if _torch.untraceable_system_call(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a system call Dynamo does not trace)")
-    why = _torch.torch_graph_break(callee)
+    why = _torch.torch_graph_break(callee) or _torch.non_tensor_torch_call(callee)
     if why is not None:
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() ({why})")
     if isinstance(callee, nn.Module) and _torch.is_compiler_disabled(getattr(type(callee), "forward", None)):

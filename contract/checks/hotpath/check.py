@@ -34,6 +34,7 @@ _BY_KIND = {
     "dynamic-getattr": DYNAMIC_GETATTR,
     "batchnorm": BATCHNORM,
     "per-instance": PER_INSTANCE,
+    "per-instance-shape": PER_INSTANCE,
     "loop": LOOP_MUTATED,
     "loop-may": LOOP_MUTATED,
     "loop-arg": LOOP_MUTATED,
@@ -96,6 +97,13 @@ _MESSAGES = {
         "{what} is read by the instances of region {region!r}: they share one compiled code object and each "
         "value is its own specialization (one compile per value; past the recompile limit the rest run eager)",
         "compile the parent module once, pass the value as an argument, or raise the region's recompile_limit",
+    ),
+    "per-instance-shape": (
+        "{what} differ between the instances of region {region!r}: they share one compiled code object and Dynamo "
+        "keeps parameter shapes static, so each distinct set is one more compile (past the recompile limit the "
+        "rest run eager)",
+        "give the instances one shape (one quantization type per layer), compile the parent module once, or raise "
+        "the region's recompile_limit",
     ),
     "loop": (
         "{what} is read on the hot path of region {region!r} and the step changes it between calls, every step: "

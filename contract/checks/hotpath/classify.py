@@ -271,6 +271,31 @@ def per_instance(state: ScanState, binding: Any) -> list[Hazard]:
     return out
 
 
+def per_instance_shapes(binding: Any) -> list[Hazard]:
+    """Instances of one structure (the same module classes, in order) under one region whose parameters and buffers
+    differ in shape or dtype (quantized weights packed per tensor type): they share one compiled code object and
+    Dynamo keeps parameter shapes static, so each distinct set is one more compile (measured on torch 2.13)."""
+    if not _torch.static_parameter_shapes():
+        return []
+    out = []
+    for name, rb in binding.regions.items():
+        groups: dict[str, dict[tuple, str]] = collections.defaultdict(dict)
+        for t in rb.targets if rb.region.enabled and len(rb.targets) > 1 else ():
+            structure = ",".join(type(m).__qualname__ for m in t.module.modules())
+            groups[structure].setdefault(_tensor_shapes(t.module), t.path)
+        for structure, paths in groups.items():
+            if len(paths) > 1:
+                what = f"the parameter and buffer shapes of {structure.split(',')[0]} ({len(paths)} distinct sets)"
+                out.append(Hazard(kind="per-instance-shape", where=list(paths.values())[1], region=name, what=what))
+    return out
+
+
+def _tensor_shapes(module: nn.Module) -> tuple:
+    """(name, shape, dtype) of a module's parameters and buffers, in order."""
+    tensors = [*module.named_parameters(), *module.named_buffers()]
+    return tuple((n, tuple(t.shape), str(t.dtype)) for n, t in tensors)
+
+
 def default_recompile_limit() -> int:
     """torch's global recompile limit (a region without its own `recompile_limit` gets this one)."""
     return _torch.recompile_limit()

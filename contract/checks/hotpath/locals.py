@@ -148,6 +148,9 @@ class Locals:
         if isinstance(target, ast.Name) and bound is MISSING:
             bound = self.constructed(value)
         self._rebind(target)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Attribute) and target.id in self.once_assigned:
+            if isinstance(alias_of(self.env, value), (list, dict, set)):  # the same container whatever it holds
+                self.env.aliases[target.id] = value
         if isinstance(target, ast.Name) and bound is not MISSING:
             self.env.args[target.id] = bound
             origins = state_read(self.env, value)
@@ -168,6 +171,7 @@ class Locals:
         if isinstance(target, ast.Name):
             self.env.args.pop(target.id, None)
             self.env.origins.pop(target.id, None)
+            self.env.aliases.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
             for elt in target.elts if not isinstance(target, ast.Starred) else [target.value]:
                 self._rebind(elt)
@@ -238,8 +242,10 @@ def state_read(env: Env, node: ast.expr) -> frozenset[tuple[int, str]]:
 
 def alias_of(env: Env, node: ast.expr) -> Any:
     """The object a local assigned once from an attribute chain or a known item names (`scheduler =
-    self.scheduler`, `group = self.param_groups[0]`): writes and reads through the alias are that object's."""
-    if chain(node) is None and not isinstance(node, ast.Subscript):
+    self.scheduler`, `group = self.param_groups[0]`, `cache = kwargs.get("cache_params")`): writes and reads
+    through the alias are that object's."""
+    mapping_get = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+    if chain(node) is None and not isinstance(node, ast.Subscript) and not mapping_get:
         return MISSING
     value = resolve(env, node)
     if value is MISSING or isinstance(value, Prop) or value is None or type(value) in (int, float, str, bool):

@@ -6,12 +6,14 @@ settle (a schedule, a flag set once, a float) a warning."""
 from __future__ import annotations
 
 import functools
+import types
 from collections import defaultdict
 from typing import Any
 
 import torch
 from torch import nn
 
+from contract import _torch
 from contract.checks.hotpath.conditions import is_scalar
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState
 from contract.checks.hotpath.resolve import ANY_KEY
@@ -126,6 +128,7 @@ def loop_hazard(
     distinct = 2 if isinstance(value, bool) or len(literals) > 1 and not any(w.certain for w in writes) else None
     distinct = first.distinct if first.certain and first.distinct else distinct
     storm = certain and is_scalar(value) and (distinct is None or distinct - 1 > budgets.get(region, 0))
+    storm = storm and not goes_dynamic(value, first.owner)
     shown = type(value).__name__ if value is not MISSING else "not set before the first call"
     if slot:
         shown = f"a new record every call, read for its {', '.join(sorted(fields_move))}"
@@ -136,3 +139,11 @@ def loop_hazard(
         what=f"{first.what} ({shown}, read at {read_at})",
         certain=storm,
     )
+
+
+def goes_dynamic(value: Any, owner: Any) -> bool:
+    """An int held by a plain object (a generation cache's `seqlen_offset`), not by a module: Dynamo specializes it
+    once, then its automatic dynamic shapes make it a symbol (measured on torch 2.13: two compiles), unlike an int on
+    an `nn.Module`, which it keeps specializing (`allow_unspec_int_on_nn_module` is off)."""
+    plain = not isinstance(owner, (nn.Module, dict, type, types.ModuleType))
+    return type(value) is int and plain and _torch.ints_go_dynamic()

@@ -79,6 +79,9 @@ class Env:
     origins: dict[str, frozenset[tuple[int, str]]] = field(default_factory=dict)
     """Locals bound to a constant read from Python state (`use_cache = ... else self.config.use_cache`): that state's
     (container id, name), so a test on the local is a test on the state."""
+    aliases: dict[str, ast.expr] = field(default_factory=dict)
+    """Locals bound to a real container through an attribute chain (`kwargs = self.attn.extra_kwargs`): a mutation
+    through the local is one of the attribute it names."""
     marks: dict[str, str] = field(default_factory=dict)
     """Parameters the caller marked (`CallArgs.marks`): `scalar`, `sized` or `none`."""
     changing: dict[tuple[int, str], str] | None = None
@@ -240,6 +243,9 @@ def resolve(env: Env, node: ast.expr) -> Any:
         return item(resolve(env, node.value), static_key(env, node.slice))
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         return getter_value(resolve(env, node.func))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+        container = resolve(env, node.func.value)  # `kwargs.get("cache_params")` on a real dict: no code runs
+        return item(container, static_key(env, node.args[0])) if type(container) is dict else MISSING
     parsed = chain(node)
     if parsed is None and isinstance(node, ast.Attribute):
         base = resolve(env, node.value)  # `model.layers[0].flag`
@@ -253,13 +259,30 @@ def resolve(env: Env, node: ast.expr) -> Any:
     return follow(env.root(root) if root != "__class__" else resolve(env, inner), attrs)
 
 
-def follow(obj: Any, attrs: list[str]) -> Any:
-    """`obj.a.b...` on the real objects; stops at the first property (a `Prop`) or unknown (MISSING)."""
-    for a in attrs:
-        obj = static_get(obj, a)
-        if isinstance(obj, Prop) or obj is MISSING:
-            return obj
+def follow(obj: Any, attrs: list[str], depth: int = 0) -> Any:
+    """`obj.a.b...` on the real objects, through properties that only return an attribute chain of their object;
+    stops at any other property (a `Prop`) or unknown (MISSING)."""
+    for n, a in enumerate(attrs):
+        value = static_get(obj, a)
+        if isinstance(value, Prop) and n < len(attrs) - 1 and depth < 8:
+            value = property_value(value, obj, depth)
+        if isinstance(value, Prop) or value is MISSING:
+            return value
+        obj = value
     return obj
+
+
+def property_value(prop: Prop, obj: Any, depth: int = 0) -> Any:
+    """What a property of user code returns when its getter only returns an attribute chain of its object
+    (`def trainer(self): assert self._trainer is not None; return self._trainer`), read without calling it; the
+    `Prop` itself for any other getter."""
+    fget = prop.prop.fget
+    if not isinstance(fget, types.FunctionType) or not user_code(fget) or fget.__code__.co_argcount != 1:
+        return prop
+    parsed = _returned_chain(fget)
+    if parsed is None or parsed[0] != fget.__code__.co_varnames[0] or not parsed[1]:
+        return prop
+    return follow(obj, list(parsed[1]), depth + 1)
 
 
 def getter_value(fn: Any) -> Any:

@@ -122,8 +122,12 @@ Warns about calls on the hot path that Dynamo cannot trace: `time.time()` / `per
 `print`, `input`, `breakpoint`, `next()` on an iterator kept on an object, methods of a `logging.Logger`
 (`logger.info(...)`, unless listed in Dynamo's `ignore_logging_functions`) and `warnings.warn` (these two only where
 they run on every call, not under a test the scan cannot decide), `loss.backward()` and `requires_grad_()` on a
-tensor or a module (a training step or gradient penalty compiled whole), and helpers decorated with
-`@torch.compiler.disable` (resolved by identity, whatever name they were imported under). A region whose
+tensor or a module (a training step or gradient penalty compiled whole), helpers decorated with
+`@torch.compiler.disable` (resolved by identity, whatever name they were imported under, through properties that
+only return an attribute: `self.trainer.results.log(...)`), methods of an I/O object (`io.StringIO`, a file,
+`sys.stdout`), and torch functions Dynamo puts in the graph that return a Python number
+(`torch.cuda.device_count()`, `torch.cuda.memory_allocated()`: "torch.* op returned non-Tensor"; read from
+Dynamo's own lists, so `torch.cuda.is_available()`, which it constant-folds, is not reported). A region whose
 `graph_break_budget` accepts as many sites as the scan finds (CC304 and CC305 together) has made the call: they are
 not reported; past the budget, all are.
 
@@ -156,7 +160,8 @@ Warns when the hot path reads a tensor's value into Python: `.item()` or `.tolis
 and `int()`/`float()`/`bool()` of a certain tensor, anywhere (`counts = one_hot(idx, n).sum(0).tolist()`,
 `capacity = int(counts.max())`, unless Dynamo's `capture_scalar_outputs` is on), and a condition
 (`if`, `while`, conditional expression, `range()` bound) that reads one: a tensor used as the truth value or
-compared with `<`, `==`... (`if y.sum() > 0:`, `if mask.any():`, `if self.scale_buffer > 0.5:`). A value counts
+compared with `<`, `==`... (`if y.sum() > 0:`, `if mask.any():`, `if self.scale_buffer > 0.5:`), and a slice bound
+read from a tensor (`x[i, : lengths[i]]`, which Python turns into an int). A value counts
 as a tensor when it is a reduction (`.sum()`, `.any()`, `.max()`, ...) or a tensor on a real object; shapes and
 `is None` tests are not reported.
 
@@ -255,7 +260,10 @@ PER_INSTANCE = Rule(
     doc="""\
 ## What it does
 Warns when the instances of one region read a Python `int`/`str` attribute on `self` (e.g. `layer_idx`,
-`layer_name`) that differs between instances.
+`layer_name`) that differs between instances, on the module or on an object it holds and calls (a LoRA patch in a
+layer's list of weight functions, looked up by its weight's name); and when instances of one structure (the same
+module classes) hold parameters or buffers of different shapes or dtypes (weights packed per quantization type):
+Dynamo keeps parameter shapes static, so each distinct set is a compile of its own.
 
 ## Why it matters
 All instances of a class share one code object and one Dynamo cache; each distinct value is its own
@@ -303,9 +311,13 @@ installs in a forward context around each call whose changing Python fields the 
 (`attn_metadata.max_decode_seq_len`). Calls made through wrappers count: an engine module whose forward calls the
 compiled one, an object built on the fly (`Sampler(model).generate(t, p)`), a dict spread (`model(**inputs)`). A
 container the step empties every call (`model.acts.clear()`) is the same at every call and is not reported.
+Writes through a local alias count as writes of what it names (`kwargs = self.attn.extra_kwargs;
+kwargs.pop(key)`, `cache = model_kwargs.get("cache_params")`); `d.update(a=x)` writes the key `a`, as `d["a"] = x`
+does, so updating the same named keys every call keeps a dict's key set.
 It is an error when the state is a Python `int`/`str`/`bool`/enum and the step certainly changes it on every call
 (a counter, a value computed as `i`, `i + k`, `i % 2 == 0`, `not flag`), more often than the region's
-`recompile_budget` allows; a warning when it may settle (a schedule such as `i // 100`, a float, a flag set under
+`recompile_budget` allows, except an `int` held by a plain object rather than a module (a generation cache's
+`seqlen_offset`): Dynamo's automatic dynamic shapes make that one a symbol after one recompile; a warning when it may settle (a schedule such as `i // 100`, a float, a flag set under
 `if i == 2:`, two constants written in turn). A constant written every step (`model.eval()`) is not reported.
 
 ## Why it matters

@@ -320,8 +320,11 @@ class Walker(Access, Locals, ast.NodeVisitor):
         if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "range":
             for arg in inner.args:
                 self._test(arg)
+        self.visit(it)  # evaluated once, before the loop runs
         with self._loop():
-            self.generic_visit(node)
+            self.visit(node.target)
+            self._block(node.body)
+        self._block(node.orelse)
 
     # --------------------------------------------------------------------------------------------- writes
 
@@ -333,7 +336,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
-            self._record_assign(target, node.value, node)
+            self.record_assign(target, node.value, node)
             self._save(target, node.value)
             if grows_by_concat(self.env, target, node.value):
                 self.hazard("grown", node, f"{ast.unparse(target)[:60]} (a tensor)", certain=False)
@@ -346,7 +349,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
             if not isinstance(target, (ast.Attribute, ast.Name)):
                 self.visit(target)
 
-    def _record_assign(self, target: ast.expr, value: ast.expr, node: ast.AST) -> None:
+    def record_assign(self, target: ast.expr, value: ast.expr, node: ast.AST) -> None:
         """Record an assignment's writes, element by element for `a.x, a.y = b, c`; a tensor assigned is form
         `tensor` (Dynamo guards a tensor's metadata, not its value: no Python-state hazard)."""
         if (
@@ -355,7 +358,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
             and len(target.elts) == len(value.elts)
         ):
             for t, v in zip(target.elts, value.elts, strict=True):
-                self._record_assign(t, v, node)
+                self.record_assign(t, v, node)
             return
         restores = self._restores(target, value)
         form = "restore" if restores else "tensor" if tensor_valued(self.env, value) else form_of(value, target)
@@ -402,6 +405,9 @@ class Walker(Access, Locals, ast.NodeVisitor):
         container = resolve(self.env, node.value)
         if breaks.mask_index(self.env, node, container) and not self.state.branches:
             self.hazard("dynamic-shape", node, f"{ast.unparse(node)[:60]} (boolean-mask indexing)")
+        bound = breaks.tensor_bound_slice(self.env, node, container)
+        if bound is not None and not self.state.branches:
+            self.hazard("item-branch", node, f"{ast.unparse(node)[:60]} (a slice bound read from the tensor {bound})")
         if container is os.environ:
             self.hazard("env", node, f"os.environ[{ast.unparse(node.slice)}]")
         elif isinstance(container, (dict, list)):

@@ -226,6 +226,8 @@ class Arguments:
                 self.hot_with_objects(node, module, region)
         if region is None or any(c is FIRST_CALL for c in self.conds):
             return
+        if self.state.ragged_batches and (node.args or node.keywords):
+            self._argument("loop-shape", node, region, self.state.ragged_batches)
         forward = getattr(type(module), "forward", None)
         places = [(n, None) for n in range(len(node.args))] + [(None, k.arg) for k in node.keywords]
         for (position, keyword), arg in zip(places, [*node.args, *(k.value for k in node.keywords)], strict=True):

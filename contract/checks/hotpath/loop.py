@@ -27,6 +27,7 @@ from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState,
 from contract.checks.hotpath.modes import mode_of
 from contract.checks.hotpath.resolve import CallArgs, Display, chain, current_value, resolve
 from contract.checks.hotpath.shadows import shadow_instance
+from contract.checks.hotpath.shapes import ragged_loader
 from contract.checks.hotpath.source import source_of
 from contract.checks.hotpath.visit import visit_callable
 from contract.checks.hotpath.walk import Walker
@@ -82,7 +83,13 @@ class LoopWalker(Arguments, Walker):
         """Eager code may branch on tensors."""
 
     def _read(self, node: ast.Attribute) -> None:
-        """Reads in eager code do not guard."""
+        """Reads in eager code do not guard; a DataLoader read keeps a ragged last batch (`shapes.ragged_loader`)."""
+        self.state.ragged_batches = self.state.ragged_batches or ragged_loader(resolve(self.env, node))
+
+    def visit_Name(self, node: ast.Name) -> None:
+        super().visit_Name(node)
+        if isinstance(node.ctx, ast.Load):
+            self.state.ragged_batches = self.state.ragged_batches or ragged_loader(resolve(self.env, node))
 
     def _block(self, stmts: list[ast.stmt]) -> None:
         """Every statement runs (the step is eager: `is_compiling()` and dormant state do not apply), except that code

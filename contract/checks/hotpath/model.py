@@ -166,6 +166,9 @@ class ScanState:
     get_forward_context().attn_metadata`): what a record the loop installs there is read for."""
     record_fields: set[str] = field(default_factory=set)
     """Python fields of records the step builds with a value that changes between calls (`fields.changing_fields`)."""
+    ragged_batches: str = ""
+    """A DataLoader the step reads whose last batch of an epoch is smaller than the others (`shapes.ragged_loader`):
+    what it hands the compiled calls changes size once per epoch."""
     step_call: str = ""
     """`file:line` of the last call from the step's side into module code (a compiled call a wrapper module's
     forward makes is located there)."""

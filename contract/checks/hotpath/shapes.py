@@ -217,3 +217,24 @@ def grows_by_concat(env: Env, target: ast.expr, value: ast.expr) -> bool:
         return False
     shown = ast.unparse(target)
     return any(ast.unparse(e) == shown for e in value.args[0].elts)
+
+
+def ragged_loader(value: Any) -> str:
+    """A `DataLoader` that keeps a smaller last batch (`drop_last=False` over a dataset its batch size does not
+    divide): the batch the step draws changes size at every epoch's end, a recompile there (a batch of one is
+    specialized on its own). Only datasets whose length torch or Python computes are measured (no user code runs)."""
+    from torch.utils.data import DataLoader
+
+    if not isinstance(value, DataLoader) or value.drop_last or not isinstance(value.batch_size, int):
+        return ""
+    data = value.dataset
+    if not (isinstance(data, (list, tuple)) or type(data).__module__.startswith("torch.")):
+        return ""
+    try:
+        size = len(data)  # type: ignore[arg-type]
+    except TypeError:  # an iterable dataset
+        return ""
+    last = size % value.batch_size
+    if not last or size < value.batch_size:
+        return ""
+    return f"batches of a DataLoader ({size} samples, batch_size={value.batch_size}, drop_last=False: the last one of each epoch has {last})"

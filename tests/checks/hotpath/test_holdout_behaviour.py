@@ -33,6 +33,7 @@ from tests.checks.hotpath import (
     holdout11,
     holdout12,
     holdout13,
+    holdout14,
 )
 
 STEPS = 8
@@ -50,6 +51,7 @@ CORPORA: dict[str, ModuleType] = {
     "holdout11": holdout11,
     "holdout12": holdout12,
     "holdout13": holdout13,
+    "holdout14": holdout14,
 }
 MIN_CASES = {
     "holdout": 45,
@@ -65,6 +67,7 @@ MIN_CASES = {
     "holdout11": 10,
     "holdout12": 10,
     "holdout13": 10,
+    "holdout14": 10,
 }
 """Each corpus keeps at least the cases it was built with."""
 

@@ -125,7 +125,10 @@ FLOORS = {
     # CC404 names it; h41 and h43 were found for a wrong reason (`torch.arange(i, i + 6)` read as a changing size)
     # until fixed windows were known
     "holdout12": Floors((0.33, 0.45, 0.99)),
-    "holdout13": Floors((0.56, 0.71, 0.99)),
+    "holdout13": Floors((0.56, 0.78, 0.99)),
+    # c21's neuron state lives in a dict behind a custom __getattr__/__setattr__ and the step resets it after every
+    # call: the scan reads `self.v` as an attribute the region assigns and reads (CC302, a warning)
+    "holdout14": Floors((0.43, 0.56, 0.99), (frozenset({"c21_spiking_memory_multistep"}),) * 3),
 }
 
 

@@ -34,6 +34,7 @@ from tests.checks.hotpath import (
     holdout12,
     holdout13,
     holdout14,
+    holdout15,
 )
 
 STEPS = 8
@@ -52,6 +53,7 @@ CORPORA: dict[str, ModuleType] = {
     "holdout12": holdout12,
     "holdout13": holdout13,
     "holdout14": holdout14,
+    "holdout15": holdout15,
 }
 MIN_CASES = {
     "holdout": 45,
@@ -68,6 +70,7 @@ MIN_CASES = {
     "holdout12": 10,
     "holdout13": 10,
     "holdout14": 10,
+    "holdout15": 10,
 }
 """Each corpus keeps at least the cases it was built with."""
 

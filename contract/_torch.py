@@ -287,6 +287,26 @@ def untraceable_system_call(fn: Any) -> bool:
         return False
 
 
+def skipped_torch_builtin(fn: Any) -> bool:
+    """A C function of torch's namespace that Dynamo's trace rules skip (`trace_rules.lookup` gives
+    `SkipFunctionVariable`: `torch._nested_tensor_from_mask`, `torch._foreach_max`, `torch.set_num_threads`, 67 on
+    torch 2.13): calling it from compiled code breaks the graph ("Attempted to call function marked as skipped",
+    measured on torch 2.13). Read from the rule table, never from a list of names."""
+    if type(fn).__name__ != "builtin_function_or_method" or not _in_torch(fn):
+        return False
+    from torch._dynamo import trace_rules
+
+    try:
+        return getattr(trace_rules.lookup(fn), "__name__", "") == "SkipFunctionVariable"
+    except Exception:  # a torch without the rule table: unknown, not reported
+        return False
+
+
+def _in_torch(fn: Any) -> bool:
+    module = str(getattr(fn, "__module__", "") or "")
+    return module == "torch" or module.startswith("torch.")
+
+
 def torch_graph_break(fn: Any) -> str | None:
     """Why calling a torch library callable from compiled code breaks the graph, where torch's own code says so:
     its file is one Dynamo force-skips (`trace_rules.FORCE_SKIP_FILES`: `optim/lr_scheduler.py` on torch 2.11-2.13),
@@ -315,13 +335,12 @@ def non_tensor_torch_call(fn: Any) -> str | None:
     """Why a torch function put in the graph breaks it: Dynamo runs a function of its in-graph list
     (`trace_rules.lookup` gives `TorchInGraphFunctionVariable`) on fake tensors and gives up when the result is not a
     tensor ("torch.* op returned non-Tensor"), unless it constant-folds the function (`constant_fold_functions`:
-    `torch.cuda.is_available`) or has a handler of its own (`_get_handlers`: `torch.is_grad_enabled`). Only a Python
-    function annotated to return a number counts (`torch.cuda.device_count`, `torch.cuda.memory_allocated`: measured
-    breaking on torch 2.13, `device_count` on 2.11 too). All three lists are private to `torch._dynamo` (2.11-2.13); a torch lacking one
-    reports nothing."""
-    annotation = inspect.signature(fn).return_annotation if isinstance(fn, types.FunctionType) else None
-    kind = NUMBER_TYPES.get(annotation) if isinstance(annotation, (type, str)) else None
-    if kind is None or not str(getattr(fn, "__module__", "") or "").startswith("torch."):
+    `torch.cuda.is_available`) or has a handler of its own (`_get_handlers`: `torch.is_grad_enabled`). Only a function
+    that certainly returns a number counts (`_number_returned`: `torch.cuda.device_count`, `torch.equal`,
+    `torch.is_same_size`, `torch.result_type`, measured breaking on torch 2.13, `device_count` on 2.11 too). All
+    three lists are private to `torch._dynamo` (2.11-2.13); a torch lacking one reports nothing."""
+    kind = _number_returned(fn)
+    if kind is None or not _in_torch(fn):
         return None
     try:
         from torch._dynamo import trace_rules
@@ -333,6 +352,24 @@ def non_tensor_torch_call(fn: Any) -> str | None:
     except (ImportError, AttributeError, TypeError):
         return None
     return f"a torch function Dynamo puts in the graph returns a Python {kind}, not a tensor"
+
+
+def _number_returned(fn: Any) -> str | None:
+    """The Python type a torch function certainly returns: a Python function's return annotation, or for a C
+    function of torch's namespace the return type every overload of its ATen operator declares (`torch.equal`,
+    `torch.is_same_size`, `torch.result_type`: `bool`/`int`/`float` alone). A C function with no ATen schema
+    (`torch.get_num_threads`) is unknown."""
+    if isinstance(fn, types.FunctionType):
+        annotation = inspect.signature(fn).return_annotation
+        return NUMBER_TYPES.get(annotation) if isinstance(annotation, (type, str)) else None
+    if type(fn).__name__ != "builtin_function_or_method":
+        return None
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator(f"aten::{fn.__name__}")
+    except RuntimeError:
+        return None
+    kinds = {tuple(str(r.type) for r in schema.returns) for schema in schemas}
+    return NUMBER_TYPES.get(kinds.pop()[0]) if len(kinds) == 1 and len(next(iter(kinds))) == 1 else None
 
 
 def is_disable_decorator(fn: Any) -> bool:

@@ -317,6 +317,8 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
     if _torch.untraceable_system_call(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a system call Dynamo does not trace)")
+    if _torch.skipped_torch_builtin(callee):
+        return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a torch function Dynamo marks as skipped)")
     why = _torch.torch_graph_break(callee) or _torch.non_tensor_torch_call(callee)
     if why is not None:
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() ({why})")

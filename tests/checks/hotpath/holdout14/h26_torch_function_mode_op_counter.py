@@ -9,6 +9,7 @@ from tests.checks.hotpath.holdout14._helpers_b import StepProfiler
 LABEL = "library-object"
 SOURCE = "https://github.com/pytorch/pytorch/issues/172088"
 OBSERVED = {"compiles_over_8_steps": 8, "graph_breaks": 0}
+OBSERVED_BY_TORCH = {"2.11": "AssertionError"}  # measured on torch 2.11.0+cu130 (CPU tensors)
 
 
 class MLP(nn.Module):

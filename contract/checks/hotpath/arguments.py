@@ -18,11 +18,13 @@ from torch import nn
 from contract import _torch
 from contract.checks.hotpath.calls import call_args
 from contract.checks.hotpath.fields import (
+    attribute_reads,
     changing_fields,
     constant_fields,
     declared_scalar,
     hints,
     parameter_fields,
+    passed_to_children,
     positional_parameters,
 )
 from contract.checks.hotpath.flow import Change, change, reads_argument, returns_number, sequence_of, step_arguments
@@ -371,12 +373,31 @@ class Arguments:
         forward = getattr(type(module), "forward", None)
         source = source_of(self.state, forward) if moving and forward is not None else None
         found = parameter_fields(source.node, position, keyword) if source is not None else None
-        read = sorted(moving & found[1]) if found else []
+        read = sorted(moving & record_reads(self.state, module, source.node, found[0])) if source and found else []
         if read:
             what = f"`{ast.unparse(arg)[:40]}` (a new {cls.__name__} every call; the compiled code reads its {', '.join(read)})"
             self.state.hazards.append(
                 Hazard(kind="loop-arg", where=self.where(arg), region=region, what=what, certain=False)
             )
+
+
+def record_reads(state: ScanState, module: nn.Module, node: ast.AST, name: str, depth: int = 4) -> set[str]:
+    """The attributes read on a record by the method that receives it as `name` and by the child modules it passes
+    the record on to (vLLM's attention metadata, handed through the model's and every layer's forward to the
+    attention that reads its counts); children are read from `_modules`, so no user code runs."""
+    reads = attribute_reads(node, name)
+    for attr, position, keyword in passed_to_children(node, name) if depth else ():
+        child = module._modules.get(attr)
+        if isinstance(child, (nn.ModuleList, nn.ModuleDict, nn.Sequential)):
+            children = list({type(c): c for c in child._modules.values() if c is not None}.values())
+        else:
+            children = [child] if isinstance(child, nn.Module) else []
+        for c in children:
+            forward = getattr(type(c), "forward", None)
+            source = source_of(state, forward) if forward is not None else None
+            found = parameter_fields(source.node, position, keyword) if source is not None else None
+            reads |= record_reads(state, c, source.node, found[0], depth - 1) if source and found else set()
+    return reads
 
 
 def record_class(fn: Any, call: ast.Call) -> tuple[type | None, ast.Call]:

@@ -35,6 +35,7 @@ _BY_KIND = {
     "batchnorm": BATCHNORM,
     "per-instance": PER_INSTANCE,
     "per-instance-shape": PER_INSTANCE,
+    "per-instance-class": PER_INSTANCE,
     "loop": LOOP_MUTATED,
     "loop-may": LOOP_MUTATED,
     "loop-arg": LOOP_MUTATED,
@@ -104,6 +105,11 @@ _MESSAGES = {
         "rest run eager)",
         "give the instances one shape (one quantization type per layer), compile the parent module once, or raise "
         "the region's recompile_limit",
+    ),
+    "per-instance-class": (
+        "{what} differs between the instances of region {region!r}: they share one compiled code object and Dynamo "
+        "guards the type of `self`, so each class is one more compile (past the recompile limit the rest run eager)",
+        "give each class its own forward, compile the parent module once, or raise the region's recompile_limit",
     ),
     "loop": (
         "{what} is read on the hot path of region {region!r} and the step changes it between calls, every step: "

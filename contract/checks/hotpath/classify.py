@@ -197,6 +197,8 @@ def write_hazard(w: Write, reads: dict[tuple[int, str], Any]) -> Hazard | None:
     value, read = w.value, w.key in reads or w.form != "assign"
     if isinstance(value, (torch.Tensor, nn.Module)) or not read or callable(value) and not is_scalar(value):
         return None
+    if value is MISSING and serves_missing_attributes(w.owner):
+        return None  # its value lives where user code keeps it: "not set before the first call" would be a guess
     shown = (
         f"{w.what} ({SHOWN.get(type(value), type(value).__name__)})"
         if value is not MISSING
@@ -233,6 +235,16 @@ _OLD_TORCH_NOTES = {
     "class": "torch 2.11 breaks the graph on a class-attribute write and keeps writing the first call's value",
 }
 """Measured on torch 2.11 (tests/checks/hotpath/corpus h03, h05): still wrong, differently from 2.13's recompiles."""
+
+
+def serves_missing_attributes(owner: Any) -> bool:
+    """The owner's class defines a `__getattr__` of its own (not torch's `nn.Module.__getattr__`, which serves
+    parameters, buffers and submodules): an attribute its instance dict lacks may still be set, kept in a store the
+    class reads (spikingjelly's `_memories`), and the scan runs no user code to read it."""
+    for cls in type(owner).__mro__:
+        if "__getattr__" in vars(cls):
+            return not str(cls.__module__).startswith("torch.")
+    return False
 
 
 def keeps_value(w: Write) -> bool:
@@ -287,6 +299,27 @@ def per_instance_shapes(binding: Any) -> list[Hazard]:
             if len(paths) > 1:
                 what = f"the parameter and buffer shapes of {structure.split(',')[0]} ({len(paths)} distinct sets)"
                 out.append(Hazard(kind="per-instance-shape", where=list(paths.values())[1], region=name, what=what))
+    return out
+
+
+def per_instance_classes(binding: Any) -> list[Hazard]:
+    """Instances of different classes under one region whose compiled method is one inherited function (augmentation
+    ops sharing their base class's `forward`): Dynamo keeps one cache per code object and guards `self`'s type, so
+    each class is one more compile of that frame, and past the recompile limit the other classes run eager
+    (measured on torch 2.13: ten classes, eight compiles)."""
+    out = []
+    for name, rb in binding.regions.items():
+        by_code: dict[Any, dict[type, str]] = collections.defaultdict(dict)
+        for t in rb.targets if rb.region.enabled else ():
+            code = getattr(getattr(type(t.module), t.method, None), "__code__", None)
+            if code is not None:
+                by_code[code].setdefault(type(t.module), t.path)
+        limit = rb.region.recompile_limit or default_recompile_limit()
+        for code, paths in by_code.items():
+            if len(paths) > 1:
+                beyond = f", beyond the recompile limit {limit}" if len(paths) > limit else ""
+                what = f"the class of `self` in {code.co_qualname} ({len(paths)} classes share it{beyond})"
+                out.append(Hazard(kind="per-instance-class", where=list(paths.values())[1], region=name, what=what))
     return out
 
 

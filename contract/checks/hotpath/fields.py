@@ -147,9 +147,44 @@ def parameter_fields(node: ast.AST, position: int | None, keyword: str | None) -
     )
     if name is None:
         return None
-    reads = {
+    return name, attribute_reads(node, name)
+
+
+def attribute_reads(node: ast.AST, name: str) -> set[str]:
+    """The attributes a function body reads on one of its names (`attn_metadata.num_decode_tokens`)."""
+    return {
         n.attr
         for n in ast.walk(node)
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name
     }
-    return name, reads
+
+
+def passed_to_children(node: ast.AST, name: str) -> list[tuple[str, int | None, str | None]]:
+    """Where a method passes one of its names on to a child module, as (the child's attribute on `self`, position,
+    keyword): `self.attn(h, meta)`, and `for layer in self.layers: layer(h, meta)` (also under `enumerate`), which
+    names the container."""
+    loops: dict[str, str] = {}
+    for loop in (n for n in ast.walk(node) if isinstance(n, ast.For)):
+        source, target = loop.iter, loop.target
+        if isinstance(source, ast.Call) and _is_name(source.func, "enumerate") and source.args:
+            source = source.args[0]
+            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else target
+        if isinstance(target, ast.Name) and _self_attribute(source):
+            loops[target.id] = source.attr  # type: ignore[attr-defined]
+    out: list[tuple[str, int | None, str | None]] = []
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        func = call.func
+        child = func.attr if _self_attribute(func) else loops.get(func.id) if isinstance(func, ast.Name) else None  # type: ignore[attr-defined]
+        if child is None:
+            continue
+        out += [(child, n, None) for n, a in enumerate(call.args) if _is_name(a, name)]
+        out += [(child, None, k.arg) for k in call.keywords if k.arg and _is_name(k.value, name)]
+    return out
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _self_attribute(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and _is_name(node.value, "self")

@@ -263,7 +263,9 @@ Warns when the instances of one region read a Python `int`/`str` attribute on `s
 `layer_name`) that differs between instances, on the module or on an object it holds and calls (a LoRA patch in a
 layer's list of weight functions, looked up by its weight's name); and when instances of one structure (the same
 module classes) hold parameters or buffers of different shapes or dtypes (weights packed per quantization type):
-Dynamo keeps parameter shapes static, so each distinct set is a compile of its own.
+Dynamo keeps parameter shapes static, so each distinct set is a compile of its own. Also when instances of
+different classes in one region inherit the compiled method from one base class (augmentation ops sharing their
+base's `forward`): Dynamo guards the type of `self`, so each class is a compile of that shared code.
 
 ## Why it matters
 All instances of a class share one code object and one Dynamo cache; each distinct value is its own

@@ -28,7 +28,13 @@ from typing import Any
 from torch import nn
 
 from contract import _torch
-from contract.checks.hotpath.classify import classify_writes, per_instance, per_instance_shapes, written_keys
+from contract.checks.hotpath.classify import (
+    classify_writes,
+    per_instance,
+    per_instance_classes,
+    per_instance_shapes,
+    written_keys,
+)
 from contract.checks.hotpath.hooks import visit_hooks
 from contract.checks.hotpath.loop import LoopWalker, empty_container, walk_step
 from contract.checks.hotpath.loop_verdict import classify_loop, pinned_by_step
@@ -70,7 +76,7 @@ def scan(binding: Any, step: Any = None) -> list[Hazard]:
         w.key for w in state.loop_writes if w.changing or w.literal is not MISSING and w.literal != w.value
     )
     state.hazards += classify_writes(state, step_keys, pinned_by_step(state))
-    state.hazards += per_instance(state, binding) + per_instance_shapes(binding)
+    state.hazards += per_instance(state, binding) + per_instance_shapes(binding) + per_instance_classes(binding)
     state.hazards += classify_loop(state, {rb.region.name: rb.region.recompile_budget for rb in regions})
     flips = written_keys(state) | step_keys
     return _dedupe([h for h in state.hazards if not h.guard_keys or h.guard_keys & flips])

@@ -128,19 +128,39 @@ FLOORS = {
     "holdout13": Floors((0.56, 0.78, 0.99)),
     # c21's neuron state lives in a dict behind a custom __getattr__/__setattr__ and the step resets it after every
     # call: the scan reads `self.v` as an attribute the region assigns and reads (CC302, a warning)
-    "holdout14": Floors((0.43, 0.56, 0.99), (frozenset({"c21_spiking_memory_multistep"}),) * 3),
-    "holdout15": Floors((0.36, 0.59, 0.99)),
+    # h41 was found for a wrong reason (its neuron state, kept in a dict behind a custom __getattr__, read as "not set
+    # before the first call"); the reading that also warned its clean twin c21 is gone
+    "holdout14": Floors((0.39, 0.52, 0.99)),
+    "holdout15": Floors((0.40, 0.59, 0.99)),
 }
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("corpus", FLOORS)
-def test_hold_out_recall_and_precision(corpus: str, tmp_path: Path, capsys) -> None:
-    figures = measure(corpus, tmp_path)
-    with capsys.disabled():
-        print("\n" + "\n".join(f"{corpus} {k}: {v}" for k, v in figures.items()))
-    floors = FLOORS[corpus]
-    for mode, recall, warned in zip(MODES, floors.recall, floors.warned, strict=True):
-        assert figures[f"{mode}_clean_errors"] == [], mode
-        assert set(figures[f"{mode}_clean_flagged"]) <= warned, mode
-        assert figures[f"{mode}_recall"] >= recall, mode
+class _Recall:
+    """The floors of some corpora. The corpora are split over two classes so that `--dist loadscope` (scripts/test.sh)
+    measures them on two workers: together they take about as long as the rest of the suite."""
+
+    CORPORA: tuple[str, ...] = ()
+
+    @pytest.mark.slow
+    def test_hold_out_recall_and_precision(self, corpus: str, tmp_path: Path, capsys) -> None:
+        figures = measure(corpus, tmp_path)
+        with capsys.disabled():
+            print("\n" + "\n".join(f"{corpus} {k}: {v}" for k, v in figures.items()))
+        floors = FLOORS[corpus]
+        for mode, recall, warned in zip(MODES, floors.recall, floors.warned, strict=True):
+            assert figures[f"{mode}_clean_errors"] == [], mode
+            assert set(figures[f"{mode}_clean_flagged"]) <= warned, mode
+            assert figures[f"{mode}_recall"] >= recall, mode
+
+
+class TestEarlierCorpora(_Recall):
+    CORPORA = tuple(FLOORS)[:8]
+
+
+class TestLaterCorpora(_Recall):
+    CORPORA = tuple(FLOORS)[8:]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.cls is not None and issubclass(metafunc.cls, _Recall):
+        metafunc.parametrize("corpus", metafunc.cls.CORPORA)

@@ -35,6 +35,7 @@ from tests.checks.hotpath import (
     holdout13,
     holdout14,
     holdout15,
+    holdout16,
 )
 
 STEPS = 8
@@ -54,6 +55,7 @@ CORPORA: dict[str, ModuleType] = {
     "holdout13": holdout13,
     "holdout14": holdout14,
     "holdout15": holdout15,
+    "holdout16": holdout16,
 }
 MIN_CASES = {
     "holdout": 45,
@@ -71,6 +73,7 @@ MIN_CASES = {
     "holdout13": 10,
     "holdout14": 10,
     "holdout15": 10,
+    "holdout16": 10,
 }
 """Each corpus keeps at least the cases it was built with."""
 

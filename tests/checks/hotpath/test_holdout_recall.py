@@ -132,6 +132,7 @@ FLOORS = {
     # before the first call"); the reading that also warned its clean twin c21 is gone
     "holdout14": Floors((0.39, 0.52, 0.99)),
     "holdout15": Floors((0.40, 0.59, 0.99)),
+    "holdout16": Floors((0.42, 0.57, 0.99)),
 }
 
 

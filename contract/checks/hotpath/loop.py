@@ -28,7 +28,7 @@ from contract.checks.hotpath.modes import mode_of
 from contract.checks.hotpath.resolve import CallArgs, Display, chain, current_value, resolve
 from contract.checks.hotpath.shadows import shadow_instance
 from contract.checks.hotpath.shapes import ragged_loader
-from contract.checks.hotpath.source import source_of
+from contract.checks.hotpath.source import callee_of, source_of
 from contract.checks.hotpath.visit import visit_callable
 from contract.checks.hotpath.walk import Walker
 
@@ -38,7 +38,7 @@ HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 
 def walk_step(state: ScanState, step: Any, model: nn.Module) -> None:
     """Walk `step(model, i)` with `model` bound to the real model and `i` changing on every call."""
-    code = getattr(step, "__code__", None)
+    code = getattr(callee_of(step, None)[0], "__code__", None)  # `@torch.no_grad()` wraps it: its own code
     if code is not None and code.co_argcount >= 2:
         state.step_index = (code, code.co_varnames[1])
     call = CallArgs(positional=((model, ""), (MISSING, "every")), rest="some")

@@ -131,8 +131,8 @@ FLOORS = {
     # h41 was found for a wrong reason (its neuron state, kept in a dict behind a custom __getattr__, read as "not set
     # before the first call"); the reading that also warned its clean twin c21 is gone
     "holdout14": Floors((0.39, 0.52, 0.99)),
-    "holdout15": Floors((0.40, 0.59, 0.99)),
-    "holdout16": Floors((0.42, 0.57, 0.99)),
+    "holdout15": Floors((0.40, 0.68, 0.99)),
+    "holdout16": Floors((0.42, 0.63, 0.99)),
 }
 
 

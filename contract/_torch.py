@@ -277,22 +277,19 @@ def untraceable_system_call(fn: Any) -> bool:
     """A C function of a system module that Dynamo's trace rules skip (`torch._dynamo.trace_rules.lookup` gives
     `SkipFunctionVariable`, torch 2.11 and 2.13): calling it from compiled code breaks the graph. Polyfilled ones
     (`sys.intern`) and in-graph ones (`math.*`) are traced."""
-    if type(fn).__name__ != "builtin_function_or_method" or getattr(fn, "__module__", None) not in SYSTEM_MODULES:
-        return False
-    from torch._dynamo import trace_rules
-
-    try:
-        return getattr(trace_rules.lookup(fn), "__name__", "") == "SkipFunctionVariable"
-    except Exception:  # a torch without the rule table: unknown, not reported
-        return False
+    return getattr(fn, "__module__", None) in SYSTEM_MODULES and _skipped_builtin(fn)
 
 
 def skipped_torch_builtin(fn: Any) -> bool:
-    """A C function of torch's namespace that Dynamo's trace rules skip (`trace_rules.lookup` gives
-    `SkipFunctionVariable`: `torch._nested_tensor_from_mask`, `torch._foreach_max`, `torch.set_num_threads`, 67 on
-    torch 2.13): calling it from compiled code breaks the graph ("Attempted to call function marked as skipped",
-    measured on torch 2.13). Read from the rule table, never from a list of names."""
-    if type(fn).__name__ != "builtin_function_or_method" or not _in_torch(fn):
+    """A C function of torch's namespace that Dynamo's trace rules skip: `torch._nested_tensor_from_mask`,
+    `torch._foreach_max`, `torch.set_num_threads`, 67 on torch 2.13, each breaking the graph ("Attempted to call
+    function marked as skipped", measured on torch 2.13 and 2.11). Read from the rule table, never a list of names."""
+    return _in_torch(fn) and _skipped_builtin(fn)
+
+
+def _skipped_builtin(fn: Any) -> bool:
+    """A C function (`builtin_function_or_method`) that `trace_rules.lookup` maps to `SkipFunctionVariable`."""
+    if type(fn).__name__ != "builtin_function_or_method":
         return False
     from torch._dynamo import trace_rules
 

@@ -169,12 +169,15 @@ def passed_to_children(node: ast.AST, name: str) -> list[tuple[str, int | None, 
         if isinstance(source, ast.Call) and _is_name(source.func, "enumerate") and source.args:
             source = source.args[0]
             target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else target
-        if isinstance(target, ast.Name) and _self_attribute(source):
-            loops[target.id] = source.attr  # type: ignore[attr-defined]
+        if isinstance(target, ast.Name) and isinstance(source, ast.Attribute) and _is_name(source.value, "self"):
+            loops[target.id] = source.attr
     out: list[tuple[str, int | None, str | None]] = []
     for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-        func = call.func
-        child = func.attr if _self_attribute(func) else loops.get(func.id) if isinstance(func, ast.Name) else None  # type: ignore[attr-defined]
+        func, child = call.func, None
+        if isinstance(func, ast.Attribute) and _is_name(func.value, "self"):
+            child = func.attr
+        elif isinstance(func, ast.Name):
+            child = loops.get(func.id)
         if child is None:
             continue
         out += [(child, n, None) for n, a in enumerate(call.args) if _is_name(a, name)]
@@ -184,7 +187,3 @@ def passed_to_children(node: ast.AST, name: str) -> list[tuple[str, int | None, 
 
 def _is_name(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
-
-
-def _self_attribute(node: ast.expr) -> bool:
-    return isinstance(node, ast.Attribute) and _is_name(node.value, "self")

@@ -8,6 +8,7 @@ Both exist unchanged in torch 2.11 through 2.13. `compile_forward` uses Dynamo's
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 from collections.abc import Callable
@@ -289,8 +290,12 @@ def skipped_torch_builtin(fn: Any) -> bool:
 
 def _skipped_builtin(fn: Any) -> bool:
     """A C function (`builtin_function_or_method`) that `trace_rules.lookup` maps to `SkipFunctionVariable`."""
-    if type(fn).__name__ != "builtin_function_or_method":
-        return False
+    return type(fn).__name__ == "builtin_function_or_method" and _skip_rule(fn)
+
+
+@functools.lru_cache(maxsize=4096)
+def _skip_rule(fn: Any) -> bool:
+    """(Cached per function: the scan meets the same C functions in every layer.)"""
     from torch._dynamo import trace_rules
 
     try:
@@ -359,10 +364,14 @@ def _number_returned(fn: Any) -> str | None:
     if isinstance(fn, types.FunctionType):
         annotation = inspect.signature(fn).return_annotation
         return NUMBER_TYPES.get(annotation) if isinstance(annotation, (type, str)) else None
-    if type(fn).__name__ != "builtin_function_or_method":
-        return None
+    return _aten_number(fn.__name__) if type(fn).__name__ == "builtin_function_or_method" else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _aten_number(name: str) -> str | None:
+    """The Python number type every overload of an ATen operator returns, if one (cached per name)."""
     try:
-        schemas = torch._C._jit_get_schemas_for_operator(f"aten::{fn.__name__}")
+        schemas = torch._C._jit_get_schemas_for_operator(f"aten::{name}")
     except RuntimeError:
         return None
     kinds = {tuple(str(r.type) for r in schema.returns) for schema in schemas}

@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from contract.checks.hotpath.source import loop_item
+
 
 def fields_read(body: ast.AST, node: ast.expr) -> set[str] | None:
     """Attribute names the function reads on the value of `node`: `node.f` directly, or `x.f` where `x = node` is a
@@ -165,10 +167,7 @@ def passed_to_children(node: ast.AST, name: str) -> list[tuple[str, int | None, 
     names the container."""
     loops: dict[str, str] = {}
     for loop in (n for n in ast.walk(node) if isinstance(n, ast.For)):
-        source, target = loop.iter, loop.target
-        if isinstance(source, ast.Call) and _is_name(source.func, "enumerate") and source.args:
-            source = source.args[0]
-            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else target
+        source, target = loop_item(loop)
         if isinstance(target, ast.Name) and isinstance(source, ast.Attribute) and _is_name(source.value, "self"):
             loops[target.id] = source.attr
     out: list[tuple[str, int | None, str | None]] = []

@@ -80,6 +80,16 @@ def stored_names(node: ast.AST) -> frozenset[str]:
     )
 
 
+def loop_item(node: ast.For) -> tuple[ast.expr, ast.expr | None]:
+    """What a `for` loop's item is drawn from and the name that holds it: `for x in xs` gives (xs, x), and
+    `for i, x in enumerate(xs)` gives (xs, x); the name is None where the target is another shape."""
+    it, target = node.iter, node.target
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
+        pair = target.elts if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+        return it.args[0], pair[1] if pair else None
+    return it, target
+
+
 @functools.lru_cache(maxsize=4096)
 def loop_stored_names(node: ast.AST) -> frozenset[str]:
     """Names bound by a loop or inside one (a test before the store sees another value on the next iteration), or

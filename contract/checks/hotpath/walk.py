@@ -31,7 +31,7 @@ from contract.checks.hotpath.resolve import (
     static_key,
 )
 from contract.checks.hotpath.shapes import grows_by_concat
-from contract.checks.hotpath.source import user_code
+from contract.checks.hotpath.source import loop_item, user_code
 from contract.checks.hotpath.tensors import tensor_valued
 from contract.checks.hotpath.visit import visit_callable, visit_module
 
@@ -309,11 +309,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
 
     def visit_For(self, node: ast.For) -> None:
         it = node.iter
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
-            inner = it.args[0]
-            target = node.target.elts[1] if isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2 else None
-        else:
-            inner, target = it, node.target
+        inner, target = loop_item(node)
         if isinstance(target, ast.Name):
             self.env.loops[target.id] = inner
         self._bind_loop(node.target, it)

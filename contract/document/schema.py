@@ -131,6 +131,8 @@ Identifier = Annotated[str, AfterValidator(_identifier)]
 Dynamic = Annotated[Any, AfterValidator(_dynamic)]
 NonNegInt = Annotated[int, Field(ge=0)]
 OnBreach = Literal["alert", "eager", "fail"]
+CompiledBy = Literal["contract", "engine"]
+VerifyAt = Literal["start", "first_compile"]
 
 
 class _Table(BaseModel):
@@ -186,6 +188,13 @@ class Settings(_Table):
     compile_seconds_budget: Annotated[float, Field(gt=0)] | None = None
     """Seconds one compile of a region instance may take (its first compile, or a recompile counted after
     warm-up); longer is a breach handled by `on_breach` (default: no budget)."""
+    compiled_by: CompiledBy | None = None
+    """Who compiles the region: `"contract"` (default: `enforce` compiles it with these settings) or `"engine"` (the
+    engine compiles it, `enforce` compiles nothing and verifies the engine used these settings)."""
+    verify_at: VerifyAt | None = None
+    """When an `"engine"` region is verified: `"start"` (default: `enforce` finds the engine's compile on every bound
+    module) or `"first_compile"` (engines that compile lazily, such as `generate()`: the monitor checks the settings at
+    each instance's first compile; a mismatch is a breach handled by `on_breach`)."""
 
 
 class RegionSpec(Settings):
@@ -248,6 +257,12 @@ class MonitorSpec(_Table):
     """Timeout for the Pushgateway push on exit."""
     log_format: Literal["auto", "json", "console"] = "auto"
     """Log renderer: JSON when not on a TTY (`auto`), or forced."""
+    unclaimed_compile_budget: NonNegInt | None = None
+    """Dynamo compiles no region claims (an engine's whole-model compile, a compiled loss or sampler) the process may
+    make; one more is a breach handled by `unclaimed_on_breach` (default: counted, no budget)."""
+    unclaimed_on_breach: Literal["alert", "fail"] = "alert"
+    """Action when `unclaimed_compile_budget` is exceeded: `"alert"` (log and metric) or `"fail"` (the next Dynamo
+    compile in the process raises `monitor.RecompileBudgetExceeded` in the thread that compiles)."""
 
 
 class ProbeSpec(_Table):
@@ -315,6 +330,8 @@ REGION_DEFAULTS: dict[str, Any] = {
     "warmup_compiles": 1,
     "recompile_limit": None,
     "compile_seconds_budget": None,
+    "compiled_by": "contract",
+    "verify_at": "start",
 }
 """Effective value of each setting when neither the region nor `[defaults]` sets it."""
 
@@ -359,6 +376,15 @@ class Region:
     """Per-region Dynamo recompile limit, or None for torch's global one."""
     compile_seconds_budget: float | None = None
     """Seconds one counted compile of an instance may take, or None (no budget)."""
+    compiled_by: str = "contract"
+    """`contract` (enforce compiles it) or `engine` (enforce verifies the engine's compile)."""
+    verify_at: str = "start"
+    """`start` or `first_compile`: when an engine region's settings are verified."""
+
+    @property
+    def engine(self) -> bool:
+        """The engine compiles this region; the contract only verifies and monitors it."""
+        return self.compiled_by == "engine"
 
     def loc(self, key: str = "") -> str:
         """Contract location of one of this region's keys."""
@@ -404,4 +430,6 @@ def resolve_region(index: int, spec: RegionSpec, defaults: Settings) -> Region:
         warmup_compiles=merged["warmup_compiles"],
         recompile_limit=merged["recompile_limit"],
         compile_seconds_budget=merged["compile_seconds_budget"],
+        compiled_by=merged["compiled_by"],
+        verify_at=merged["verify_at"],
     )

@@ -86,7 +86,7 @@ def _escape_value(value: str) -> str:
 
 
 def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family, ...]:
-    """Every family the exporter emits, in order (see the agreed metric list in the README)."""
+    """Every family the exporter emits, in order (the metrics table of docs/topics/monitor.md is generated from it)."""
     p = PREFIX
     per = [{"region": r} for r in regions]
     by_reason = [{"region": r, "reason": c} for r in regions for c in CATEGORIES]

@@ -36,7 +36,7 @@ class Event:
     """One event the monitor emitted during the probe."""
 
     name: str
-    """`compile`, `recompile`, `graph_break`, `recompile_limit_hit`, ... (see README, Runtime monitor)."""
+    """`compile`, `recompile`, `graph_break`, `recompile_limit_hit`, ... (see docs/topics/monitor.md)."""
     step: int
     """Index of the probe step it happened in."""
     fields: dict[str, Any]

@@ -117,15 +117,8 @@ class Claims:
         self._verified.add(id(target))
         from contract import _compiled
 
-        if target.engine is None:  # a lazy engine: its compile exists now
-            target.engine = next(
-                (
-                    c
-                    for c in _compiled.compiles_in(target.module)
-                    if c.module is target.module and c.method == target.method and not c.disabled
-                ),
-                None,
-            )
+        if target.engine is None:  # a lazy engine: its compiles exist now, for this instance and its siblings
+            self._locate(target.region)
         actual = _compiled.settings_of(context) if context is not None else None
         region = self._binding.regions[target.region].region
         try:
@@ -133,6 +126,17 @@ class Claims:
         except Exception:  # settings torch refuses: the startup check reported them
             return ""
         return "; ".join(want.differences(actual)) if actual is not None else ""
+
+    def _locate(self, region: str) -> None:
+        """Find where the engine put its compiles for every target of a region still without one (siblings that
+        share this instance's compiled code never compile themselves, yet an eager or fail action must reach
+        them)."""
+        from contract.binding.apply import engine_compiles
+
+        found = engine_compiles(self._binding.model)
+        for t in self._binding.regions[region].targets:
+            if t.engine is None:
+                t.engine = found.get((id(t.module), t.method))
 
 
 def _code_name(code: Any, fn: Any) -> str:

@@ -186,3 +186,27 @@ def test_fail_on_an_engine_region_raises_at_its_next_call(write_contract, events
         with pytest.raises(RecompileBudgetExceeded, match="exceeded its recompile budget"):
             net(torch.ones(3, 8))  # layers.0 recompiles after warm-up: over budget; layers.1, called next, raises
     assert events.named("engine_compile_mismatch") == []
+
+
+def test_the_report_has_a_row_for_unclaimed_compiles_with_their_guards(write_contract, events, tmp_path, capsys):
+    """`compile-contract report` shows the engine's own compiles as an `<unclaimed>` row: counts and the guard."""
+    from contract.cli import main
+    from monitor.report import load
+
+    net = Net()
+    body = f'[monitor]\nevents_path = "{tmp_path}/events.jsonl"\n[[region]]\nname = "head"\nmodule = "head"\n'
+    compiled = torch.compile(net, backend="eager", dynamic=False)
+    _, mon = watch(write_contract, events, body, net)
+    with mon, torch.no_grad():
+        for n in (1, 2):
+            compiled(torch.ones(n, 8))
+    run = load([str(tmp_path / "events.jsonl")])
+    cell = run.regions["<unclaimed>"].merged
+    assert (cell.compiles, cell.recompiles) == (2, 1)
+    ((category, guard, _, _), _n) = cell.reasons.most_common(1)[0]
+    assert category == "shape" and "x" in guard
+    assert main(["report", str(tmp_path / "events.jsonl"), "-o", str(tmp_path / "report")]) == 0
+    capsys.readouterr()
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert 'data-region="&lt;unclaimed&gt;"' in page
+    assert "Net.forward" in (tmp_path / "report" / "trace.json").read_text()

@@ -87,6 +87,18 @@ def set_call(target: Target, fn: Callable | None) -> None:
         module.__dict__.pop(method, None)
 
 
+def unapply(binding: Binding) -> None:
+    """Undo `apply`: the contract's regions run their methods as before; the engine's regions keep its compiles."""
+    for name, rb in binding.regions.items():
+        if rb.region.engine and rb.region.enabled:
+            if rb.state in ("eager", "guarded"):  # a breach action switched the engine's compiles: put them back
+                restore(binding, name)
+            continue
+        for target in rb.targets:
+            set_call(target, None)
+        rb.state = "unapplied"
+
+
 def set_eager(binding: Binding, region: str) -> None:
     """Region-scoped fallback: this region's targets run their original, uncompiled callables (an engine region's
     where its compile was found)."""

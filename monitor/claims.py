@@ -140,14 +140,23 @@ class Claims:
 
 
 def _code_name(code: Any, fn: Any) -> str:
-    """The qualified name of the code Dynamo compiles (`Model.forward`), else of the compiled callable."""
+    """The qualified name of the code Dynamo compiles (`Model.forward`), else of the compiled callable (torch 2.11
+    compiles a plain function through `wrap_inline`'s own frame, shared by every such function)."""
     name = getattr(code, "co_qualname", None) or getattr(code, "co_name", None)
-    if name:
+    if name and not _is_torch(code):
         return str(name)
+    inner = getattr(fn, "__wrapped__", None)
+    if callable(inner) and hasattr(inner, "__qualname__") and not hasattr(inner, "__self__"):
+        return str(inner.__qualname__)
     owner = _dynamo.owner_of(fn) if fn is not None else None
     if owner is not None:
         return f"{type(owner[0]).__qualname__}.{owner[1]}"
     return str(getattr(fn, "__qualname__", "<unknown>"))
+
+
+def _is_torch(code: Any) -> bool:
+    """Code of torch's own wrappers (`wrap_inline`), not the user's."""
+    return "/torch/_dynamo/" in str(getattr(code, "co_filename", "")).replace("\\", "/")
 
 
 def _site(code: Any) -> str:

@@ -83,11 +83,11 @@ def test_unclaimed_code_labels_are_capped(write_contract, events):
     """Past 32 distinct compiled code names, the rest count under `<other>` (bounded metric labels)."""
     net = Net()
     _, mon = watch(write_contract, events, '[[region]]\nname = "head"\nmodule = "head"\n', net)
-    with mon:
-        for i in range(34):
-            ns: dict = {}
-            exec(f"def f{i}(x):\n    return x + {i}\n", ns)  # distinct code objects, as many helpers would be
-            torch.compile(ns[f"f{i}"], backend="eager")(torch.ones(2))
+    with mon, torch.no_grad():
+        for i in range(34):  # 34 distinct compiled codes, as many helpers of an engine would be
+            ns: dict = {"nn": nn}
+            exec(f"class Helper{i}(nn.Module):\n    def forward(self, x):\n        return x + {i}\n", ns)
+            torch.compile(ns[f"Helper{i}"](), backend="eager")(torch.ones(2))
         codes = mon.ledger.totals()["unclaimed"]["codes"]
     assert len(codes) == 33 and codes["<other>"] == (2, 0)
 
@@ -210,3 +210,17 @@ def test_the_report_has_a_row_for_unclaimed_compiles_with_their_guards(write_con
     page = (tmp_path / "report" / "report.html").read_text()
     assert 'data-region="&lt;unclaimed&gt;"' in page
     assert "Net.forward" in (tmp_path / "report" / "trace.json").read_text()
+
+
+def test_a_compiled_function_is_named_by_its_own_qualified_name(write_contract, events):
+    """A compiled sampler counts under its own name on torch 2.11 too (where Dynamo compiles wrap_inline's frame)."""
+    net = Net()
+
+    def sampler(logits):
+        return torch.softmax(logits, -1)
+
+    _, mon = watch(write_contract, events, '[[region]]\nname = "head"\nmodule = "head"\n', net)
+    with mon:
+        torch.compile(sampler, backend="eager")(torch.ones(2, 4))
+    (seen,) = events.named("unclaimed_compile")
+    assert seen["code"] == sampler.__qualname__ and "sampler" in seen["name"]

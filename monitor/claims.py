@@ -12,7 +12,7 @@ from typing import Any
 from contract.binding.targets import Binding, Target
 from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded
-from monitor.ledger import Ledger
+from monitor.ledger import Ledger, Outcome
 from monitor.reasons import brief, categorize, guard_site
 from monitor.unclaimed import LABEL
 
@@ -24,10 +24,13 @@ INSIDE_CACHE = 256
 class Claims:
     """Unclaimed compiles and engine-compile verification for one monitor."""
 
-    def __init__(self, binding: Binding, ledger: Ledger, say: Say, *, fail: bool) -> None:
+    def __init__(
+        self, binding: Binding, ledger: Ledger, say: Say, breach: Callable[[str, Outcome], None], *, fail: bool
+    ) -> None:
         self._binding = binding
         self._ledger = ledger
         self._say = say
+        self._region_breach = breach
         self._fail = fail
         self._verified: set[int] = set()
         self._inside: dict[int, tuple[Any, tuple[str, ...]]] = {}
@@ -109,6 +112,25 @@ class Claims:
         return found
 
     # -- regions the engine compiles: settings at each instance's first compile -----------------------------------
+    def verify_engine(self, target: Target, cid: str, context: Any) -> None:
+        """A region the engine compiles, at each instance's first compile: compiled with the contract's settings?
+        A difference is logged and is a breach of the region (`engine_settings`)."""
+        diff = self.verify(target, context)
+        if not diff:
+            return
+        self._say(
+            "error",
+            "engine_compile_mismatch",
+            region=target.region,
+            module=target.path or "<root>",
+            method=target.method,
+            compile_id=cid,
+            differences=diff,
+        )
+        out = self._ledger.record_breach(target.region, "engine_settings", diff)
+        if out is not None:
+            self._region_breach(target.region, out)
+
     def verify(self, target: Target, context: Any) -> str | None:
         """At an engine region instance's first compile: the differences between how it was compiled and the
         contract's settings ("" when none or unreadable); None when this instance was verified before."""

@@ -9,6 +9,7 @@ What the static scan (CC3xx) reads of Dynamo's trace rules and config lives in t
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -25,20 +26,53 @@ def compile_forward(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
     """Compile `module(...)` in place, as `nn.Module.compile()` does, and return the installed callable.
 
     `nn.Module.compile()` alone compiles nothing for torch.nn's own classes (`nn.Linear`, `nn.Sequential`...):
-    Dynamo's trace rules skip their frames. `torch.compile(module)` handles that by tracing through
-    `torch._dynamo.external_utils.wrap_inline` (torch 2.11 and 2.13); we do the same so the module keeps its
-    type and state_dict keys. `wrap_inline` keeps the bound `_call_impl` as `__wrapped__` for attribution.
+    Dynamo's trace rules skip their frames. Those go through `_compile_builtin` instead, so the module keeps its
+    type and state_dict keys.
     """
-    from torch._dynamo import external_utils, trace_rules
+    from torch._dynamo import trace_rules
 
     if _skipped_by_dynamo(trace_rules, type(module).forward):
-        set_forward_call(module, torch.compile(external_utils.wrap_inline(module._call_impl), **kwargs))
+        set_forward_call(module, _compile_builtin(module, kwargs))
     else:
         module.compile(**kwargs)
     installed = forward_call(module)
     if installed is None:  # nn.Module.compile() always installs one; a torch that does not is unsupported
         raise RuntimeError(f"torch {torch.__version__}: nn.Module.compile() installed no compiled callable")
     return installed
+
+
+def _compile_builtin(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
+    """Compile a torch.nn class's forward as `nn.Module.compile()` does a user class's: the module's hooks run eager
+    in `_call_impl` and only the forward is traced. Why: `torch.compile(module)` traces
+    `external_utils.wrap_inline(module)`, hooks included, and FSDP2's hooks are `torch._dynamo.disable`d (2 graph
+    breaks per sharded block, the whole block then running eager; measured on torch 2.13). So `module.forward`
+    becomes an instance attribute that runs the forward through `wrap_inline` (a frame Dynamo traces, torch 2.11 and
+    2.13) while a call is installed (`_compiled_call_impl`, here the plain bound `_call_impl`), eager otherwise. The
+    compiled function's `__wrapped__` is the module's bound forward (the runtime monitor attributes compiles by it).
+    """
+    from torch._dynamo import external_utils
+
+    eager = _eager_forward(module)
+    inline = external_utils.wrap_inline(eager)
+    inline.__wrapped__ = types.MethodType(type(module).forward, module)  # type: ignore[attr-defined]
+    compiled = torch.compile(inline, **kwargs)
+
+    def forward(*args: Any, **kw: Any) -> Any:
+        return (compiled if module._compiled_call_impl is not None else eager)(*args, **kw)
+
+    forward._contract_eager = eager  # type: ignore[attr-defined]
+    forward.__wrapped__ = eager  # type: ignore[attr-defined]  # inspect.signature: the forward's parameters
+    module.forward = forward
+    return types.MethodType(type(module)._call_impl, module)
+
+
+def _eager_forward(module: nn.Module) -> Callable:
+    """What `module(...)` calls as its forward when eager: the instance's own `forward` (accelerate's offload
+    partial), the one an earlier `_compile_builtin` replaced, or the class's, bound."""
+    own = module.__dict__.get("forward")
+    if own is None:
+        return types.MethodType(type(module).forward, module)
+    return getattr(own, "_contract_eager", own)
 
 
 def _skipped_by_dynamo(trace_rules: Any, forward: Any) -> bool:

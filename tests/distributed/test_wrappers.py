@@ -61,10 +61,13 @@ block's second entry point registered with `register_fsdp_forward_method`, and H
 def test_fsdp2_blocks_compiled_per_block_in_either_order_are_attributed_and_stay_in_budget(tmp_path, order, blocks):
     """Every block kind, compiled per block before or after fully_shard, compiles each block with no graph break.
 
-    Measured with backend = "eager" on 2 gloo ranks (CPU): torch 2.13 all six clean; before apply ran a torch.nn
-    class's hooks eager, `sequential` had 2 breaks per block in both orders (FSDP2's hooks under
-    `torch._dynamo.disable`, `_fsdp_common.py:30`, the block then running eager), and before apply compiled the
-    method under FSDP2's wrapper, `method` had 2 per block in shard-then-compile."""
+    Measured (backend "eager" unless said): torch 2.13 CPU, 2 gloo ranks: all 8 clean. torch 2.11 on an H200
+    machine: 2 gloo ranks on CPU all 8 clean; NCCL on one GPU (a mesh of one rank, FSDP2's hooks as on many) all 8
+    clean, and with backend "inductor" sequential and llama clean in both orders. Before apply ran a torch.nn
+    class's hooks eager, `sequential` breached in both orders on both versions (FSDP2's hooks are under
+    `torch._dynamo.disable`, `_fsdp_common.py:30`: 2 breaks per block, the block then running eager); before apply
+    looked inside a method FSDP2 had wrapped (it compiled the wrapper, hooks included), `method` breached in
+    shard-then-compile. Device commands: bench/README.md, "FSDP2 over per-block regions"."""
     env, module, extra = BLOCKS[blocks]
     for snap in snapshots(job(tmp_path, order, module, env, extra)):
         region = snap["regions"]["r"]

@@ -92,7 +92,7 @@ def generate(opts: Options) -> Result:
     text = render(draft)
     _parsed(text)
     notes = [built.note, *twin_notes(twin, built.model, opts.twin and opts.output is None)]
-    notes += [*_region_notes(proposal), *_recording_notes(draft.recording)]
+    notes += [*_region_notes(proposal), *_recording_notes(draft.recording, twin.ref if twin else None)]
     return Result(text=text, findings=findings, binding=binding, notes=notes, twin=twin)
 
 
@@ -129,7 +129,7 @@ def update(path: Path, opts: Options) -> Result:
     new = edit(old, changes) if changes else old
     contract = _parsed(new, path, ours=bool(changes))
     _, binding, findings = _check(contract, built.model, step, twin_model)
-    notes = [built.note, *_recording_notes(recording)]
+    notes = [built.note, *_recording_notes(recording, contract.probe.model if twin_model is not None else None)]
     return Result(text=new, findings=findings, binding=binding, notes=notes, changes=changes, before=old)
 
 
@@ -213,13 +213,14 @@ def _region_notes(proposal: Any) -> list[str]:
     return out
 
 
-def _recording_notes(recording: Recording | None) -> list[str]:
-    """Report lines: per region, whether it settled and what was set."""
+def _recording_notes(recording: Recording | None, twin: str | None = None) -> list[str]:
+    """Report lines: per region, whether it settled and what was set (and that the step ran on the twin)."""
     if recording is None:
         return ["not recorded: pass --step to record warm-up, budgets and compile times from a run"]
     from contract.init.record import counted, settled_at, warmup_compiles
 
-    out = [f"recorded {recording.steps} calls of {recording.step_ref} with backend {recording.backend!r}:"]
+    on = f" on the twin {twin}" if twin else ""
+    out = [f"recorded {recording.steps} calls of {recording.step_ref}{on} with backend {recording.backend!r}:"]
     for name, rec in recording.regions.items():
         if not rec.compiles:
             out.append(f"  {name}: never called")

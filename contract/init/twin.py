@@ -8,7 +8,7 @@ the same file.
 
 from __future__ import annotations
 
-import pprint
+import json
 import re
 import sys
 from dataclasses import dataclass
@@ -147,10 +147,28 @@ def _imports(*classes: type) -> str:
     return "\n".join(f"from {module} import {', '.join(names)}" for module, names in by_module.items())
 
 
-def _literal(value: dict[str, Any]) -> str:
-    """A dict as a Python literal, one key a line."""
-    items = "".join(f"    {k!r}: {pprint.pformat(v, width=100)},\n" for k, v in sorted(value.items()))
-    return "{\n" + items + "}"
+def _literal(value: dict[str, Any], indent: str = "") -> str:
+    """A dict as a Python literal, one key a line, as `ruff format` writes it (long values split one item a line)."""
+    inner = indent + "    "
+    return "{\n" + "".join(f"{inner}{_py(k)}: {_py(v, inner)},\n" for k, v in sorted(value.items())) + indent + "}"
+
+
+def _py(value: Any, indent: str = "") -> str:
+    """A config value (JSON-like: str, number, bool, None, list, dict) as a Python literal."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        flat = "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
+        return flat if len(indent) + len(flat) < 90 else _literal(value, indent)
+    if isinstance(value, (list, tuple)):
+        flat = "[" + ", ".join(_py(v) for v in value) + "]"
+        inner = indent + "    "
+        return (
+            flat
+            if len(indent) + len(flat) < 90
+            else "[\n" + "".join(f"{inner}{_py(v, inner)},\n" for v in value) + indent + "]"
+        )
+    return repr(value)
 
 
 def _identifier(stem: str) -> str:

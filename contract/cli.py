@@ -188,6 +188,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
     if not args.update and not args.model:
         raise UsageError("init needs MODEL_REF: pkg.module:attr returning the nn.Module")
     sys.path.insert(0, os.getcwd())
+    out = Path(args.output) if args.output else None
     opts = Options(
         model_ref=args.model,
         step_ref=args.step,
@@ -195,9 +196,9 @@ def _cmd_init(args: argparse.Namespace) -> int:
         backend=args.backend,
         name=args.name,
         command=_init_command(args),
+        output=out,
+        twin=not args.no_twin,
     )
-    out = Path(args.output) if args.output else None
-    opts.output, opts.twin = out, not args.no_twin
     report = sys.stdout if out else sys.stderr
     try:
         result = _init_write(args, opts, out, report)

@@ -91,7 +91,7 @@ def generate(opts: Options) -> Result:
     draft.findings = findings
     text = render(draft)
     _parsed(text)
-    notes = [built.note, *twin_notes(twin, built.model, opts.twin and opts.output is None)]
+    notes = [built.note, *twin_notes(twin, built.model, wanted=opts.twin, stdout=opts.output is None)]
     notes += [*_region_notes(proposal), *_recording_notes(draft.recording, twin.ref if twin else None)]
     return Result(text=text, findings=findings, binding=binding, notes=notes, twin=twin)
 

@@ -67,12 +67,17 @@ def plan(model: nn.Module, model_ref: str, contract: Path) -> Twin | None:
     return Twin(path=path, ref=f"{ref}:{FACTORY}", importable=importable, text=text, picked=picked, layers=layers_path)
 
 
-def twin_notes(twin: Twin | None, model: nn.Module, stdout: bool) -> list[str]:
-    """Report lines: the twin written and where it imports from, or how to get one."""
+def twin_notes(twin: Twin | None, model: nn.Module, *, wanted: bool, stdout: bool) -> list[str]:
+    """Report lines: the twin written and where it imports from, or why there is none and how to get one."""
     if twin is None:
-        if stdout and is_hugging_face(model):
+        if not wanted or not is_hugging_face(model):
+            return []
+        if stdout:
             return ["no twin written: pass -o FILE to have init write the probe's twin next to the contract"]
-        return []
+        return [
+            "no twin written: init found no list of decoder layers as long as the config's num_hidden_layers; "
+            "write one by hand for [probe] model (docs/twin-probe.md)"
+        ]
     out = [
         f"twin: {twin.path} ([probe] model = {twin.ref!r}), the model's layers {twin.picked} of {twin.layers}, "
         "narrow widths; the step runs on it"

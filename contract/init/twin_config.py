@@ -135,8 +135,8 @@ def _per_layer(config: Any, picked: list[int]) -> dict[str, Any]:
     """Per-layer keys for the picked layers: lists cut, index lists and counts renumbered."""
     layers = _get(config, "num_hidden_layers")
     out: dict[str, Any] = {}
-    for key, value in vars(config).items():
-        if isinstance(value, list) and len(value) == layers and not key.startswith("_") and key != "mlp_only_layers":
+    for key, value in vars(config).items():  # per-layer lists: `layer_types`, `no_rope_layers`, ...
+        if isinstance(value, list) and len(value) == layers and "layer" in key and key != "mlp_only_layers":
             out[key] = [value[i] for i in picked]
     for key in ("moe_layers",):
         if isinstance(getattr(config, key, None), list):

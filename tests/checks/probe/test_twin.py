@@ -123,3 +123,22 @@ def test_init_writes_a_twin_for_a_real_shape_deepseek_and_check_passes_with_the_
     assert "contract check passed: ds.toml" in capsys.readouterr().out
     assert main(["init", ref, "-o", "ds.toml", "--force", "--no-twin"]) == 0
     assert "[probe]" not in (tmp_path / "ds.toml").read_text()
+
+
+def test_the_twin_file_is_named_after_the_contract_and_imports_from_the_working_directory(tmp_path, monkeypatch):
+    """`contracts/llama-70b.toml` gets `contracts/llama_70b_twin.py`, imported as `contracts.llama_70b_twin`; a
+    contract outside the working directory gets a bare module name, and the report says what to put on PYTHONPATH."""
+    pytest.importorskip("transformers")
+    monkeypatch.chdir(tmp_path)
+    model = build_model("tests.checks.hf_models:llama", meta=True)
+    inside = plan(model, "tests.checks.hf_models:llama", Path("contracts/llama-70b.toml"))
+    assert inside is not None and (inside.ref, inside.importable) == ("contracts.llama_70b_twin:twin", True)
+    assert inside.path == Path("contracts/llama_70b_twin.py")
+    elsewhere = plan(model, "tests.checks.hf_models:llama", tmp_path.parent / "other" / "llama.toml")
+    assert elsewhere is not None and (elsewhere.ref, elsewhere.importable) == ("llama_twin:twin", False)
+    from contract.init.twin import twin_notes
+
+    assert "on PYTHONPATH" in twin_notes(elsewhere, model, wanted=True, stdout=False)[-1]
+    result = generate(Options(model_ref="tests.checks.hf_models:llama", backend="eager"))
+    assert result.twin is None and "[probe]" not in result.text
+    assert any(n.startswith("no twin written: pass -o FILE") for n in result.notes)

@@ -19,6 +19,7 @@ from monitor.actions import RecompileBudgetExceeded, act
 from monitor.coldstart import ColdStart
 from monitor.events import EventFile, open_events, report_hint, started_fields
 from monitor.exporter import LedgerCollector, Server, rank_info
+from monitor.inflight import Inflight
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.outputs import Outputs
@@ -86,6 +87,15 @@ class Monitor:
         """Cache lookups per compile: `cold_compile` against the warm manifest; the recording `warm` writes."""
         self._seconds_counted: OrderedDict[str, bool] = OrderedDict()
         """Compile id -> whether its compile counts against `compile_seconds_budget` (for its lazy backward)."""
+        self._running = Inflight(
+            binding,
+            self.ledger,
+            say=self._say,
+            resolve=self._target_of,
+            counted_backward=self._seconds_counted.get,
+            logs_info=lambda: self._info_on is None or self._info_on(logging.INFO),
+        )
+        """Compiles in progress (`compile_started`, the in-progress gauges, the budget judged while they run)."""
         self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
         if not self.registry.get_target_info():
             self.registry.set_target_info(self._env)
@@ -95,6 +105,7 @@ class Monitor:
             sha256=binding.contract.sha256,
             before=self._refresh,
             on_error=self._error,
+            extra=self._running.families(),
         )
         self.registry.register(self._collector)
         self._limit = _LimitHandler(self._guard(self._on_limit_hit))
@@ -104,7 +115,9 @@ class Monitor:
         self._outputs = Outputs(binding.contract, self.registry, self._env, say=self._say, on_error=self._error)
         self.server: Server | None = self._outputs.serve(self._collector, self.ledger) if serve else None
         atexit.register(self.stop)
-        self._sigterm = self._outputs.install_sigterm()
+        self._sigterm = self._outputs.install_sigterm(
+            before=lambda: self._running.interrupted("SIGTERM"), events=self._events is not None
+        )
         started = started_fields(binding, self.port, self._events)
         if self._events is not None:  # per-region settings go to the file only: one line per run, however many regions
             self._events.write("info", "monitor_started", started)
@@ -161,6 +174,8 @@ class Monitor:
         _dynamo.unregister(self._start_cb, self._end_cb)
         _dynamo.limit_logger().removeHandler(self._limit)
         self.cold.stop()
+        self._running.interrupted("stop")
+        self._running.close()
         self._outputs.final()
         if self.server is not None:
             self.server.close()
@@ -222,6 +237,7 @@ class Monitor:
         try:
             self._inflight[get_ident()] = self._clock()
             self.cold.take()  # cache lookups outside a Dynamo compile (a standalone Inductor compile) are not its own
+            self._run_hook(self._running.started, args)
         except Exception as exc:
             self._error("hook", exc)
 
@@ -231,6 +247,7 @@ class Monitor:
 
     def _end(self, args: Any) -> None:
         """Attribute, record in the ledger, then (recompiles only) read the reason; log; act."""
+        self._running.ended()
         start = self._inflight.pop(get_ident(), None)
         seconds = self._clock() - start if start is not None else 0.0
         self._check_skipped()  # the previous compile's metrics record exists by now

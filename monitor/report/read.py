@@ -31,11 +31,24 @@ EVENTS = frozenset(
         "monitor_error",
         "metrics_port_unavailable",
         "metrics_snapshot_written",
+        "compile_started",
+        "compile_finished",
+        "compile_interrupted",
     }
 )
 """Event names the monitor emits."""
 REGION_EVENTS = frozenset(
-    {"compile", "aux_compile", "recompile", "graph_break", "budget_exceeded", "recompile_limit_hit"}
+    {
+        "compile",
+        "aux_compile",
+        "recompile",
+        "graph_break",
+        "budget_exceeded",
+        "recompile_limit_hit",
+        "compile_started",
+        "compile_finished",
+        "compile_interrupted",
+    }
 )
 """Events that belong to a region (skipped with a note when their `region` is missing)."""
 EXAMPLES = 3

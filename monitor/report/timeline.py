@@ -20,6 +20,7 @@ COLORS = {
     "recompile": "#e45756",
     "backward": "#54a24b",
     "cudagraph": "#b279a2",
+    "unfinished": "#7f0000",
 }
 LABELS = {
     "first": "first compile",
@@ -27,6 +28,7 @@ LABELS = {
     "recompile": "recompile",
     "backward": "backward",
     "cudagraph": "CUDA-graph recording",
+    "unfinished": "unfinished compile (open until the last event)",
 }
 MARKS = {"breach": ("X", "#000000", "budget breach"), "limit_hit": ("v", "#7f0000", "recompile limit hit")}
 LABEL_CHARS = 48
@@ -49,7 +51,9 @@ def rows(run: Run) -> tuple[list[tuple[str, str]], int]:
     """(region, rank) rows in contract then rank order, capped at MAX_ROWS by importance; and how many there were."""
     score: dict[tuple[str, str], list[float]] = {}
     for span in run.spans:
-        score.setdefault((span.region, span.rank), [0.0, 0.0])[1] += span.end - span.start
+        row = score.setdefault((span.region, span.rank), [0.0, 0.0])
+        row[1] += span.end - span.start
+        row[0] += span.kind == "unfinished"  # a compile that never ended is kept first, like a breach
     for mark in run.marks:
         if mark.kind in MARKS:
             score.setdefault((mark.region, mark.rank), [0.0, 0.0])[0] += 1
@@ -126,7 +130,11 @@ def _draw(fig: Any, ax: Any, p: Plan) -> None:
     for kind, spans in p.boxes.items():
         if spans:  # an edge as wide as the face keeps a 5 ms compile visible on an hour-long axis
             verts = [[(x0, y - 0.38), (x0, y + 0.38), (x1, y + 0.38), (x1, y - 0.38)] for x0, x1, y in spans]
-            ax.add_collection(PolyCollection(verts, facecolors=COLORS[kind], edgecolors=COLORS[kind], linewidths=1))
+            hatch = "//" if kind == "unfinished" else None  # open: hatched, so it reads apart from a long compile
+            face = "none" if hatch else COLORS[kind]
+            ax.add_collection(
+                PolyCollection(verts, facecolors=face, edgecolors=COLORS[kind], linewidths=1, hatch=hatch)
+            )
             handles.append(Patch(color=COLORS[kind], label=LABELS[kind]))
             end = max(end, max(x1 for _, x1, _ in spans))
     for kind, pts in p.points.items():

@@ -159,6 +159,8 @@ def _try_load_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
 # flock: held by another live process); the lock's path is that frame's `self.lock_file`. Inductor's compile workers
 # are child processes running `torch/_inductor/compile_worker/__main__.py ... --parent=<pid>`.
 _WORKER_MARK = b"compile_worker"
+_OURS = (os.path.dirname(os.path.abspath(__file__)) + os.sep, threading.__file__)
+"""Files of frames skipped at the top of the stack: the monitor's (its signal handler) and `threading`'s (a join)."""
 
 
 def compile_position(tid: int) -> dict[str, Any]:
@@ -167,6 +169,8 @@ def compile_position(tid: int) -> dict[str, Any]:
     `tid`; keys are left out where unknown."""
     out: dict[str, Any] = {}
     frame = sys._current_frames().get(tid)
+    while frame is not None and frame.f_code.co_filename.startswith(_OURS):  # a SIGTERM handler's own frames
+        frame = frame.f_back
     if frame is not None:
         parts = frame.f_code.co_filename.replace("\\", "/").rsplit("/", 2)[-2:]
         out["at"] = f"{'/'.join(parts)}:{frame.f_lineno} {frame.f_code.co_name}"

@@ -73,14 +73,21 @@ class Running:
 
 
 class Watchdog:
-    """Calls `on_due(key)` once a deadline passes, from one daemon thread started at the first `arm()`; while nothing
-    is armed the thread waits on a condition without a timeout (no wake-up, no CPU), so it costs nothing per step."""
+    """Calls `on_due(key)` once a deadline passes, from one daemon thread started at the first `arm()`.
+
+    While nothing is armed the thread waits on a condition without a timeout (no wake-up, no CPU): nothing per step.
+    `arm` wakes it only when the new deadline is earlier than the one it sleeps until (once per compile that starts
+    while it idles); `disarm` never wakes it (each wake-up is a GIL hand-over the compiling thread pays for): it wakes
+    at the forgotten deadline, finds nothing due and goes back to waiting without a timeout.
+    """
 
     def __init__(self, on_due: Callable[[int], None], clock: Callable[[], float]) -> None:
         self._on_due, self._clock = on_due, clock
         self._cond = threading.Condition(threading.Lock())
         self._due: dict[int, float] = {}
         self._thread: threading.Thread | None = None
+        self._until: float | None = None
+        """The deadline the thread sleeps until (None: it waits without a timeout, or has not started)."""
         self._closed = False
         self._pid = os.getpid()
         self.wakeups = 0
@@ -95,13 +102,13 @@ class Watchdog:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="torch-compile-monitor-watchdog", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            elif self._until is None or deadline < self._until:
+                self._cond.notify()
 
     def disarm(self, key: int) -> None:
-        """Forget a deadline (its compile returned)."""
+        """Forget a deadline (its compile returned); the thread is not woken for it."""
         with self._cond:
-            if self._due.pop(key, None) is not None:
-                self._cond.notify()
+            self._due.pop(key, None)
 
     @property
     def running(self) -> bool:
@@ -134,11 +141,13 @@ class Watchdog:
     def _next(self) -> int | None:
         """Wait for the earliest deadline (forever while none is armed); its key once it passed, else None."""
         if not self._due:
+            self._until = None
             self._cond.wait()
             return None
         key, deadline = min(self._due.items(), key=lambda item: item[1])
         left = deadline - self._clock()
         if left >= 0:
+            self._until = deadline
             self._cond.wait(left + 0.005)
             return None
         del self._due[key]

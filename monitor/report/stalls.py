@@ -111,6 +111,8 @@ def headline(ranks: list[str], unfinished: list[Unfinished]) -> str:
         return ""
     compiling, idle = peers_done(ranks, unfinished)
     who = ", ".join(compiling)
+    if len(ranks) == 1:
+        return f"rank {who} was still compiling where its events end (it hung, was killed or stopped in the compile)"
     if not idle:
         return f"rank(s) {who} never finished a compile (every rank of the inputs was compiling)"
     return (

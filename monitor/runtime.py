@@ -78,6 +78,7 @@ class Monitor:
         """The process that started the monitor: a forked child (DataLoader worker) never exports or serves."""
         self._errors_logged: set[str] = set()
         self._hook_faults: dict[int, BaseException | None] = {}
+        self._start_faults: dict[int, BaseException] = {}
         """Per thread inside a hook: its first fault (a raising logger included), counted once when the hook ends."""
         self._stopped = False
         self._skipped = _dynamo.SkippedFrames()
@@ -199,12 +200,13 @@ class Monitor:
 
         return hook
 
-    def _run_hook(self, fn: Callable[..., None], *args: Any) -> None:
-        """Run hook code; its faults (an exception, any number of failed log lines) count as ONE hook error."""
+    def _run_hook(self, fn: Callable[..., None], *args: Any, defer: bool = False) -> None:
+        """Run hook code; its faults (an exception, any number of failed log lines) count as ONE hook error. With
+        `defer` (the start hook) the fault is counted by this thread's next hook, the compile's end: one per compile."""
         tid = get_ident()
         outer = tid not in self._hook_faults
         if outer:
-            self._hook_faults[tid] = None
+            self._hook_faults[tid] = self._start_faults.pop(tid, None)
         try:
             fn(*args)
         except Exception as exc:
@@ -212,7 +214,9 @@ class Monitor:
                 self._hook_faults[tid] = exc
         finally:
             fault = self._hook_faults.pop(tid, None) if outer else None
-            if fault is not None:
+            if fault is not None and defer:
+                self._start_faults[tid] = fault
+            elif fault is not None:
                 self._error("hook", fault)
 
     def _say(self, level: str, event: str, *, log: bool = True, tee: bool = True, **fields: Any) -> None:
@@ -237,7 +241,7 @@ class Monitor:
         try:
             self._inflight[get_ident()] = self._clock()
             self.cold.take()  # cache lookups outside a Dynamo compile (a standalone Inductor compile) are not its own
-            self._run_hook(self._running.started, args)
+            self._run_hook(self._running.started, args, defer=True)
         except Exception as exc:
             self._error("hook", exc)
 

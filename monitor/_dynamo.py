@@ -269,6 +269,12 @@ def compile_id_of(frame: FrameType | None) -> str:
     return str(cid) if cid is not None else ""
 
 
+def compile_code(frame: FrameType | None) -> tuple[str, str, int] | None:
+    """(function, file, first line) of the code a `convert_frame._compile` frame compiles (its `code` argument)."""
+    code: Any = frame.f_locals.get("code") if frame is not None else None
+    return (code.co_name, code.co_filename, code.co_firstlineno) if hasattr(code, "co_firstlineno") else None
+
+
 def reason_compile_id(reason: str) -> str:
     """The compile id a guard-failure text names (the cache entry whose guard failed)."""
     head = reason.split(":", 1)[0].strip()

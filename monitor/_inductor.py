@@ -5,6 +5,8 @@ cold-compile explanation (`coldstart`). Dynamo's own internals stay in `_dynamo`
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -147,3 +149,58 @@ def _try_load_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
 
     try_load.__wrapped__ = original  # type: ignore[attr-defined]
     return try_load
+
+
+# -- where a running compile is, read from another thread (SIGTERM, exit, a budget overrun) ---------------------------
+# The compiling thread's Python frames (`sys._current_frames()`, CPython), innermost first. torch's file layout names
+# the stage (same in 2.11 and 2.13): `_dynamo/` traces, `_functorch/` runs AOTAutograd, `_inductor/` lowers and builds
+# (`select_algorithm.py` autotunes, `async_compile.py` waits for the compile workers, `codecache.py`/`cpp_builder.py`
+# build). A frame of the `filelock` package means it waits for an Inductor cache lock (`<cache dir>/locks/*.lock`,
+# flock: held by another live process); the lock's path is that frame's `self.lock_file`. Inductor's compile workers
+# are child processes running `torch/_inductor/compile_worker/__main__.py ... --parent=<pid>`.
+_WORKER_MARK = b"compile_worker"
+_OURS = (os.path.dirname(os.path.abspath(__file__)) + os.sep, threading.__file__)
+"""Files of frames skipped at the top of the stack: the monitor's (its signal handler) and `threading`'s (a join)."""
+
+
+def compile_position(tid: int) -> dict[str, Any]:
+    """`at` (innermost frame), `phase` (innermost torch compiler frame: `torch/<file>:<line> <function>`),
+    `waiting_on` (a cache lock file) and `workers` (Inductor compile-worker PIDs) of the compile running on thread
+    `tid`; keys are left out where unknown."""
+    out: dict[str, Any] = {}
+    frame = sys._current_frames().get(tid)
+    while frame is not None and frame.f_code.co_filename.startswith(_OURS):  # a SIGTERM handler's own frames
+        frame = frame.f_back
+    if frame is not None:
+        parts = frame.f_code.co_filename.replace("\\", "/").rsplit("/", 2)[-2:]
+        out["at"] = f"{'/'.join(parts)}:{frame.f_lineno} {frame.f_code.co_name}"
+    while frame is not None:
+        file = frame.f_code.co_filename.replace("\\", "/")
+        if "/filelock/" in file and "waiting_on" not in out:
+            lock = getattr(frame.f_locals.get("self"), "lock_file", None)
+            if lock:
+                out["waiting_on"] = str(lock)
+        at = file.rfind("/torch/")
+        if at >= 0 and not file.startswith("utils/", at + 7) and "/monitor/" not in file:
+            out["phase"] = f"{file[at + 1 :]}:{frame.f_lineno} {frame.f_code.co_name}"
+            break
+        frame = frame.f_back
+    workers = compile_workers(os.getpid())
+    if workers:
+        out["workers"] = workers
+    return out
+
+
+def compile_workers(pid: int) -> list[int]:
+    """PIDs of Inductor's compile-worker processes started by `pid` (Linux `/proc`; [] elsewhere)."""
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as fh:
+                for child in fh.read().split():
+                    with open(f"/proc/{int(child)}/cmdline", "rb") as cmd:
+                        if _WORKER_MARK in cmd.read():
+                            found.append(int(child))
+    except (OSError, ValueError):  # no /proc, no `children` file, a child gone meanwhile
+        return found
+    return found

@@ -143,3 +143,17 @@ def _num(value: str) -> int | str | None:
     if not value:
         return None
     return int(value) if value.lstrip("-").isdigit() else value
+
+
+def cache_fields(cache: dict[tuple[str, str], int] | None) -> dict[str, Any]:
+    """Cache lookups of one compile as log fields: `fx_graph_hit`, `aot_autograd_miss`, ..."""
+    return {f"{c}_{r}": n for (c, r), n in cache.items() if n} if cache else {}
+
+
+def summary_fields(snap: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Per region, one line of counts for the `monitor_stopped` event."""
+    return {
+        r: f"compiles={s['compiles']} recompiles={s['recompiles']} graph_breaks={s['graph_breaks']}"
+        f"{' BREACHED' if s['breached'] else ''}"
+        for r, s in snap.items()
+    }

@@ -69,6 +69,17 @@ def _family(
     return _Family(name=name, doc=doc, kind=kind, series=tuple(series), values=values, header=header, prefixes=prefixes)
 
 
+Family = _Family
+"""A metric family of fixed series (for collaborators that add families to the collector: `gauge`)."""
+
+
+def gauge(
+    name: str, doc: str, series: list[dict[str, str]], values: Callable[[list[tuple], dict[str, Any]], list[float]]
+) -> Family:
+    """A gauge family with one sample per label set, its values read when scraped (`values(rows, totals)`)."""
+    return _family(name, doc, "gauge", [(name, labels) for labels in series], values)
+
+
 def _escape_doc(doc: str) -> str:
     return doc.replace("\\", r"\\").replace("\n", r"\n")
 
@@ -270,9 +281,10 @@ class LedgerCollector(Collector):
         sha256: str,
         before: Callable[[], None] | None = None,
         on_error: Callable[[str, BaseException], None] | None = None,
+        extra: tuple[Family, ...] = (),
     ) -> None:
         self._ledger, self._before, self._on_error = ledger, before, on_error
-        self._layout = _layout(ledger.region_names, contract, sha256)
+        self._layout = _layout(ledger.region_names, contract, sha256) + extra
         self._numbers: dict[float, str] = {}
         self._rendered: dict[str, tuple[list[float], str]] = {}
 

@@ -273,6 +273,16 @@ class Ledger:
             rs.last_reasons.append(reason)
             return Outcome(False, True, rs.budget_recompiles, kind, len(rs.breaches) == 1, 0)
 
+    def would_count(self, region: str, instance: int, compile_id: str) -> bool:
+        """At a compile's start: whether `record_compile` will count it against `compile_seconds_budget` (a first
+        compile of the frame, or a recompile once warm), so the budget can be judged while it runs."""
+        with self._lock:
+            rs = self._regions[region]
+            inst = rs.instances.get(instance)
+            if inst is None or compile_id.rpartition("/")[0] not in inst.frames:
+                return True
+            return self.warm or (not self.manual_warmup and inst.compiles + 1 > rs.region.warmup_compiles)
+
     def record_reason(self, region: str, category: str, reason: str | None) -> None:
         """The guard-failure category (metric label) and bounded text of a recompile `record_compile` reported."""
         with self._lock:

@@ -64,13 +64,20 @@ class Outputs:
             )
             return None
 
-    def install_sigterm(self) -> SigtermExport | None:
-        """Final snapshot/push on SIGTERM too (the default action skips atexit); only when there is one to write."""
+    def install_sigterm(self, before: Callable[[], None] | None = None, events: bool = False) -> SigtermExport | None:
+        """Final snapshot/push on SIGTERM too (the default action skips atexit); only when there is one to write or
+        an event file (`events`) to tell. `before` runs first (the event naming a compile the signal interrupted)."""
         spec = self.spec
-        if not (spec.snapshot_path or spec.pushgateway):
+        if not (spec.snapshot_path or spec.pushgateway or events):
             return None
         timeout = SIGTERM_EXPORT_S + (spec.push_timeout_s if spec.pushgateway else 0.0)
-        handler = SigtermExport(self.final, timeout, on_error=lambda exc: self._error("snapshot", exc))
+
+        def export() -> None:
+            if before is not None:
+                before()
+            self.final()
+
+        handler = SigtermExport(export, timeout, on_error=lambda exc: self._error("snapshot", exc))
         try:
             return handler if handler.install() else None
         except Exception as exc:  # a platform without SIGTERM: atexit still writes it

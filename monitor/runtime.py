@@ -19,12 +19,13 @@ from monitor.actions import RecompileBudgetExceeded, act
 from monitor.claims import Claims
 from monitor.coldstart import ColdStart
 from monitor.eager_frames import EagerFrames
-from monitor.events import EventFile, open_events, report_hint, started_fields
+from monitor.events import EventFile, cache_fields, open_events, report_hint, started_fields, summary_fields
 from monitor.exporter import LedgerCollector, Server, rank_info
+from monitor.inflight import Inflight
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.outputs import Outputs
-from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site
+from monitor.reasons import brief, categorize, generalizes, guard_site
 
 TARGET_CACHE = 4096
 """Compiled callables remembered with their contract target (the attribution cache)."""
@@ -81,6 +82,7 @@ class Monitor:
         """The process that started the monitor: a forked child (DataLoader worker) never exports or serves."""
         self._errors_logged: set[str] = set()
         self._hook_faults: dict[int, BaseException | None] = {}
+        self._start_faults: dict[int, BaseException] = {}
         """Per thread inside a hook: its first fault (a raising logger included), counted once when the hook ends."""
         self._stopped = False
         self._eager = EagerFrames(self.ledger, self._say, self._breach, self._attribute)
@@ -99,6 +101,15 @@ class Monitor:
         """Cache lookups per compile: `cold_compile` against the warm manifest; the recording `warm` writes."""
         self._seconds_counted: OrderedDict[str, bool] = OrderedDict()
         """Compile id -> whether its compile counts against `compile_seconds_budget` (for its lazy backward)."""
+        self._running = Inflight(
+            binding,
+            self.ledger,
+            say=self._say,
+            resolve=self._target_of,
+            counted_backward=self._seconds_counted.get,
+            logs_info=lambda: self._info_on is None or self._info_on(logging.INFO),
+        )
+        """Compiles in progress (`compile_started`, the in-progress gauges, the budget judged while they run)."""
         self.registry = registry if registry is not None else CollectorRegistry(target_info=self._env)
         if not self.registry.get_target_info():
             self.registry.set_target_info(self._env)
@@ -108,6 +119,7 @@ class Monitor:
             sha256=binding.contract.sha256,
             before=self._refresh,
             on_error=self._error,
+            extra=self._running.families(),
         )
         self.registry.register(self._collector)
         self._limit = _LimitHandler(self._guard(self._eager.on_limit_warning))
@@ -117,7 +129,9 @@ class Monitor:
         self._outputs = Outputs(binding.contract, self.registry, self._env, say=self._say, on_error=self._error)
         self.server: Server | None = self._outputs.serve(self._collector, self.ledger) if serve else None
         atexit.register(self.stop)
-        self._sigterm = self._outputs.install_sigterm()
+        self._sigterm = self._outputs.install_sigterm(
+            before=lambda: self._running.interrupted("SIGTERM"), events=self._events is not None
+        )
         started = started_fields(binding, self.port, self._events)
         if self._events is not None:  # per-region settings go to the file only: one line per run, however many regions
             self._events.write("info", "monitor_started", started)
@@ -174,11 +188,13 @@ class Monitor:
         _dynamo.unregister(self._start_cb, self._end_cb)
         _dynamo.limit_logger().removeHandler(self._limit)
         self.cold.stop()
+        self._running.interrupted("stop")
+        self._running.close()
         self._outputs.final()
         if self.server is not None:
             self.server.close()
         hint: dict[str, Any] = {"report": report_hint(self._events.template)} if self._events is not None else {}
-        self._say("info", "monitor_stopped", summary=_summary(self.ledger.snapshot()), **hint)
+        self._say("info", "monitor_stopped", summary=summary_fields(self.ledger.snapshot()), **hint)
         if self._events is not None:
             self._events.close()
 
@@ -197,12 +213,13 @@ class Monitor:
 
         return hook
 
-    def _run_hook(self, fn: Callable[..., None], *args: Any) -> None:
-        """Run hook code; its faults (an exception, any number of failed log lines) count as ONE hook error."""
+    def _run_hook(self, fn: Callable[..., None], *args: Any, defer: bool = False) -> None:
+        """Run hook code; its faults (an exception, any number of failed log lines) count as ONE hook error. With
+        `defer` (the start hook) the fault is counted by this thread's next hook, the compile's end: one per compile."""
         tid = get_ident()
         outer = tid not in self._hook_faults
         if outer:
-            self._hook_faults[tid] = None
+            self._hook_faults[tid] = self._start_faults.pop(tid, None)
         try:
             fn(*args)
         except Exception as exc:
@@ -210,7 +227,9 @@ class Monitor:
                 self._hook_faults[tid] = exc
         finally:
             fault = self._hook_faults.pop(tid, None) if outer else None
-            if fault is not None:
+            if fault is not None and defer:
+                self._start_faults[tid] = fault
+            elif fault is not None:
                 self._error("hook", fault)
 
     def _say(self, level: str, event: str, *, log: bool = True, tee: bool = True, **fields: Any) -> None:
@@ -231,11 +250,12 @@ class Monitor:
                 self._error("export", exc)
 
     def _on_start(self, args: Any) -> None:
-        """Start callback: only the clock (attribution waits for the end, when the compile id is final); once the
-        unclaimed budget armed `fail`, an unclaimed compile raises here, in the thread that compiles."""
+        """Start callback: the clock and the compile in progress (`compile_started`); once the unclaimed budget armed
+        `fail`, an unclaimed compile raises here, in the thread that compiles."""
         try:
             self._inflight[get_ident()] = self._clock()
             self.cold.take()  # cache lookups outside a Dynamo compile (a standalone Inductor compile) are not its own
+            self._run_hook(self._running.started, args, defer=True)
         except Exception as exc:
             self._error("hook", exc)
         if self._claims.armed is not None:
@@ -247,6 +267,7 @@ class Monitor:
 
     def _end(self, args: Any) -> None:
         """Attribute, record in the ledger, then (recompiles only) read the reason; log; act."""
+        self._running.ended()
         start = self._inflight.pop(get_ident(), None)
         seconds = self._clock() - start if start is not None else 0.0
         self._eager.check()  # the previous compile's metrics record exists by now
@@ -300,7 +321,7 @@ class Monitor:
                 "trigger": trigger.lower(),
                 "seconds": seconds,
             }
-            self._say("info", "aux_compile", log=info, **fields, **_hits(cache))
+            self._say("info", "aux_compile", log=info, **fields, **cache_fields(cache))
 
     def _warm_side(self, target: Target, cid: str, seconds: float, out: Outcome, lookups: list) -> None:
         """This compile's cache lookups (warm recording, `cold_compile`) and its compile-seconds budget."""
@@ -387,7 +408,7 @@ class Monitor:
                 compile_id=cid,
                 seconds=seconds,
                 recompile=out.recompile,
-                **_hits(cache),
+                **cache_fields(cache),
             )
         if out.recompile:
             self._say_recompile(target, cid, out, reason or "", category)
@@ -473,16 +494,3 @@ class Monitor:
                 self.log.error("monitor_error", kind=kind, error=f"{type(exc).__name__}: {exc}")
             except Exception:  # a broken logger must not break the step either
                 pass
-
-
-def _hits(cache: dict[tuple[str, str], int] | None) -> dict[str, Any]:
-    """Cache lookups of one compile as log fields: `fx_graph_hit`, `aot_autograd_miss`, ..."""
-    return {f"{c}_{r}": n for (c, r), n in cache.items() if n} if cache else {}
-
-
-def _summary(snap: dict[str, dict[str, Any]]) -> dict[str, str]:
-    return {
-        r: f"compiles={s['compiles']} recompiles={s['recompiles']} graph_breaks={s['graph_breaks']}"
-        f"{' BREACHED' if s['breached'] else ''}"
-        for r, s in snap.items()
-    }

@@ -14,6 +14,7 @@ from monitor.report import html, timeline, trace
 from monitor.report.drawer import Drawer
 from monitor.report.model import Run, build
 from monitor.report.read import read
+from monitor.report.stalls import MAX_SHOWN, headline
 
 __all__ = ["ReportError", "Written", "write_report", "load"]
 PNG_EXTRA = "timeline.png needs matplotlib: pip install torch-compile-contract[report]"
@@ -94,7 +95,10 @@ def _drop(out_dir: str, name: str) -> str | None:
 
 
 def _note_lines(run: Run) -> list[str]:
-    lines = list(run.notes)
+    lines = [f"unfinished compile: rank {u.rank}: {u.where()}" for u in run.unfinished[:MAX_SHOWN]]
+    if run.unfinished:
+        lines.append(headline(run.rank_order, run.unfinished))
+    lines += run.notes
     for note in run.reading.notes.values():
         where = ", ".join(note.examples) + (", ..." if note.count > len(note.examples) else "")
         lines.append(f"{note.message}: {note.count} line(s) ({where})")

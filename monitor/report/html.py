@@ -9,6 +9,7 @@ from typing import Any
 
 from monitor.report.model import Cell, RegionView, Run, rank_key
 from monitor.report.read import Note
+from monitor.report.stalls import MAX_SHOWN, headline
 from monitor.report.timeline import LABELS, Timeline
 
 MAX_ROWS = 20
@@ -37,6 +38,7 @@ def render(run: Run, timeline: Timeline | None, timeline_note: str | None) -> st
     """The whole page."""
     parts = [
         _head(run),
+        _unfinished(run),
         _notes(run),
         _identity(run),
         _overview(run),
@@ -61,6 +63,48 @@ def _head(run: Run) -> str:
         f"<title>Compile report: {escape(', '.join(names))}</title><style>{CSS}</style></head><body>"
         f"<h1>Compile report: {escape(', '.join(names))}</h1><div class=sub>{escape(sub)} · generated "
         f"{escape(datetime.now(UTC).strftime('%Y-%m-%d %H:%M:%S UTC'))} by <code>compile-contract report</code></div>"
+    )
+
+
+def _unfinished(run: Run) -> str:
+    """First thing on the page: compiles that started and never ended, and the rank(s) the others waited for."""
+    if not run.unfinished:
+        return ""
+    rows = [
+        _tr(
+            u.rank,
+            u.region,
+            u.module or "–",
+            u.compile_id or "?",
+            u.trigger or "?",
+            _rel(run, u.start),
+            f"≥ {(run.t1 or 0.0) - u.start:.1f} s" if u.start is not None and run.t1 is not None else "?",
+            f"{u.interrupted} after {u.seconds:.1f} s"
+            if u.interrupted and u.seconds is not None
+            else u.interrupted or "–",
+            _code(u.code),
+            _code(u.phase),
+            _code(u.waiting_on),
+            u.budget if u.budget is not None else "–",
+            cls="bad",
+            raw=(8, 9, 10),
+        )  # fmt: skip
+        for u in run.unfinished[:MAX_SHOWN]
+    ]
+    more = (
+        f"<p class=sub>… and {len(run.unfinished) - MAX_SHOWN} more (trace.json).</p>"
+        if len(run.unfinished) > MAX_SHOWN
+        else ""
+    )
+    head = _th(
+        "Rank", "Region", "Module", "Compile id", "Trigger", "Started", "Open for", "Interrupted", "Compiling",
+        "Where it was", "Waiting for", "Budget (s)",
+    )  # fmt: skip
+    return (
+        '<section id="unfinished" class="notes"><h2 style="border:0;margin-top:4px">Unfinished compiles</h2>'
+        f"<p><b>{escape(headline(run.rank_order, run.unfinished))}</b>. A compile that started and never ended: the "
+        "process hung in it, or was killed or stopped while it ran (open for: until the inputs' last event).</p>"
+        f"<table>{head}{''.join(rows)}</table>{more}</section>"
     )
 
 

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from monitor.report.read import Event, Reading
+from monitor.report.stalls import Tracker, Unfinished
 from monitor.unclaimed import LABEL as UNCLAIMED
 
-KINDS: tuple[str, ...] = ("first", "cold", "recompile", "backward", "cudagraph")
+KINDS: tuple[str, ...] = ("first", "cold", "recompile", "backward", "cudagraph", "unfinished")
 """Span kinds: first compile (cache hit or no Inductor cache), cold compile (an Inductor cache miss), recompile, lazily
-compiled backward, CUDA-graph recording."""
+compiled backward, CUDA-graph recording, and a compile that started and never ended (open until the last event)."""
 CACHE_KEYS: tuple[str, ...] = ("fx_graph_hit", "fx_graph_miss", "aot_autograd_hit", "aot_autograd_miss")
 COMPARED: tuple[str, ...] = ("compiles", "recompiles", "graph_breaks", "limit_hits", "breaches")
 """Per-region counts compared across ranks (a rank whose count differs did something its peers did not)."""
@@ -34,6 +35,8 @@ class Span:
     cache: dict[str, int]
     reason: str = ""
     category: str = ""
+    note: str = ""
+    """An unfinished compile's description (what interrupted it, where it was)."""
 
 
 @dataclass(slots=True)
@@ -164,6 +167,9 @@ class Run:
     spans: list[Span] = field(default_factory=list)
     marks: list[Mark] = field(default_factory=list)
     divergence: list[Divergence] = field(default_factory=list)
+    unfinished: list[Unfinished] = field(default_factory=list)
+    """Compiles that started and never ended, oldest first."""
+    stalls: Tracker = field(default_factory=Tracker)
     notes: list[str] = field(default_factory=list)
     t0: float | None = None
     t1: float | None = None
@@ -199,6 +205,7 @@ def build(reading: Reading) -> Run:
     pending: dict[tuple[str, str], list[Span]] = {}
     for event in reading.events:
         _apply(run, event, pending)
+    _open_spans(run)
     for view in run.regions.values():
         for rank in sorted(view.cells, key=rank_key):
             view.merged.merge(view.cells[rank])
@@ -241,6 +248,7 @@ def _started(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> Non
 
 def _compile(run: Run, e: Event, rank: str, info: RankInfo, pending: dict[tuple[str, str], list[Span]]) -> None:
     f = e.fields
+    run.stalls.ended(e, rank)
     view = run.region(f["region"])
     cell = view.cell(rank)
     seconds = _float(f.get("seconds"))
@@ -266,6 +274,7 @@ def _compile(run: Run, e: Event, rank: str, info: RankInfo, pending: dict[tuple[
 
 def _aux(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
     f = e.fields
+    run.stalls.ended(e, rank)
     view = run.region(f["region"])
     cell = view.cell(rank)
     seconds = _float(f.get("seconds"))
@@ -346,6 +355,7 @@ def _graph_break(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) ->
 
 def _breach(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
     f = e.fields
+    run.stalls.breached(e, rank)
     view = run.region(f["region"])
     kind, action = _s(f.get("budget_kind")) or "budget", _s(f.get("action")) or "?"
     view.cell(rank).breaches.append(Breach(rank, e.ts, kind, f.get("count"), f.get("budget"), action))
@@ -366,6 +376,7 @@ def _limit_hit(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> N
 def _rank_event(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
     if e.name == "monitor_stopped":
         info.stopped += 1
+        run.stalls.stopped(e, rank)
     elif e.name == "monitor_warm":
         info.warm_ts = info.warm_ts or e.ts
     elif e.name == "dynamo_reset_seen":
@@ -390,7 +401,26 @@ _HANDLERS = {
     "dynamo_reset_seen": _rank_event,
     "monitor_error": _rank_event,
     "metrics_port_unavailable": _rank_event,
+    "compile_started": lambda run, e, rank, *_: run.stalls.started(e, rank),
+    "compile_finished": lambda run, e, rank, *_: run.stalls.ended(e, rank),
+    "compile_interrupted": lambda run, e, rank, *_: run.stalls.interrupted(e, rank),
 }
+
+
+def _open_spans(run: Run) -> None:
+    """Each unfinished compile as a span open until the inputs' last event (its region gets a row on that rank)."""
+    run.unfinished = run.stalls.result()
+    for u in run.unfinished:
+        run.region(u.region).cell(u.rank)
+        if u.start is None:
+            continue
+        end = max(run.t1 or u.start, u.start + (u.seconds or 0.0))
+        why = f"interrupted by {u.interrupted}" if u.interrupted else "no end event"
+        at = f"; at {u.phase}" if u.phase else ""
+        lock = f"; waiting for {u.waiting_on}" if u.waiting_on else ""
+        note = f"unfinished ({why}){at}{lock}"
+        run.spans.append(Span(u.rank, u.region, u.start, end, "unfinished", u.compile_id, u.module, {}, note=note))
+        run.t1 = max(run.t1 or end, end)
 
 
 def divergence(run: Run) -> list[Divergence]:

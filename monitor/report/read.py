@@ -33,6 +33,9 @@ EVENTS = frozenset(
         "monitor_error",
         "metrics_port_unavailable",
         "metrics_snapshot_written",
+        "compile_started",
+        "compile_finished",
+        "compile_interrupted",
     }
 )
 """Event names the monitor emits."""
@@ -46,6 +49,9 @@ REGION_EVENTS = frozenset(
         "recompile_limit_hit",
         "unclaimed_compile",
         "engine_compile_mismatch",
+        "compile_started",
+        "compile_finished",
+        "compile_interrupted",
     }
 )
 """Events that belong to a region (skipped with a note when their `region` is missing)."""

@@ -20,6 +20,7 @@ COLORS = {
     "recompile": "#e45756",
     "backward": "#54a24b",
     "cudagraph": "#b279a2",
+    "unfinished": "#7f0000",
 }
 LABELS = {
     "first": "first compile",
@@ -27,6 +28,7 @@ LABELS = {
     "recompile": "recompile",
     "backward": "backward",
     "cudagraph": "CUDA-graph recording",
+    "unfinished": "unfinished compile (never ended)",
 }
 MARKS = {"breach": ("X", "#000000", "budget breach"), "limit_hit": ("v", "#7f0000", "recompile limit hit")}
 LABEL_CHARS = 48
@@ -49,7 +51,9 @@ def rows(run: Run) -> tuple[list[tuple[str, str]], int]:
     """(region, rank) rows in contract then rank order, capped at MAX_ROWS by importance; and how many there were."""
     score: dict[tuple[str, str], list[float]] = {}
     for span in run.spans:
-        score.setdefault((span.region, span.rank), [0.0, 0.0])[1] += span.end - span.start
+        row = score.setdefault((span.region, span.rank), [0.0, 0.0])
+        row[1] += span.end - span.start
+        row[0] += span.kind == "unfinished"  # a compile that never ended is kept first, like a breach
     for mark in run.marks:
         if mark.kind in MARKS:
             score.setdefault((mark.region, mark.rank), [0.0, 0.0])[0] += 1
@@ -122,20 +126,26 @@ def _draw(fig: Any, ax: Any, p: Plan) -> None:
     from matplotlib.patches import Patch
 
     handles: list[Any] = []
-    end = 0.0
+    ends = [x1 for spans in p.boxes.values() for _, x1, _ in spans] + [x for pts in p.points.values() for x, _ in pts]
+    end = max(ends, default=0.0)
+    end = max(end, 1e-3) * (1.15 if p.boxes["unfinished"] else 1.0)  # room to show an open compile's end is not known
     for kind, spans in p.boxes.items():
         if spans:  # an edge as wide as the face keeps a 5 ms compile visible on an hour-long axis
+            if kind == "unfinished":  # open to the right edge: hatched, so it reads apart from a long compile
+                spans = [(x0, end * 1.03, y) for x0, _, y in spans]
             verts = [[(x0, y - 0.38), (x0, y + 0.38), (x1, y + 0.38), (x1, y - 0.38)] for x0, x1, y in spans]
-            ax.add_collection(PolyCollection(verts, facecolors=COLORS[kind], edgecolors=COLORS[kind], linewidths=1))
-            handles.append(Patch(color=COLORS[kind], label=LABELS[kind]))
-            end = max(end, max(x1 for _, x1, _ in spans))
+            hatch = "//" if kind == "unfinished" else None
+            face = "none" if hatch else COLORS[kind]
+            ax.add_collection(
+                PolyCollection(verts, facecolors=face, edgecolors=COLORS[kind], linewidths=1, hatch=hatch)
+            )
+            handles.append(Patch(facecolor=face, edgecolor=COLORS[kind], hatch=hatch, label=LABELS[kind]))
     for kind, pts in p.points.items():
         if pts:
             marker, color, label = MARKS[kind]
             ax.scatter([x for x, _ in pts], [y for _, y in pts], marker=marker, s=70, c=color, zorder=3)
             handles.append(Line2D([], [], marker=marker, color=color, linestyle="", label=label))
-            end = max(end, max(x for x, _ in pts))
-    ax.set_xlim(0, max(end, 1e-3) * 1.03)
+    ax.set_xlim(0, end * 1.03)
     ax.set_ylim(len(p.labels) - 0.5, -0.5)
     ax.set_yticks(range(len(p.labels)), p.labels, fontsize=8)
     ax.set_xlabel("wall time since the first event (s)")

@@ -1,5 +1,6 @@
 """`trace.json` in the Chrome trace-event format (Perfetto, chrome://tracing): a process per rank, a track (thread)
-per region, a complete event per compile with its reason and cache outcome, instant events for breaks and breaches."""
+per region, a complete event per compile with its reason and cache outcome, instant events for breaks and breaches,
+and a begin event without an end for each compile that never ended (Perfetto shows it as "Did not end")."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def events(run: Run) -> list[dict[str, Any]]:
             args["guard"] = s.reason
         if s.cache:
             args.update(s.cache)
+        if s.kind == "unfinished":
+            out.append(_open(s, args, _us(s.start - t0), pids[s.rank], tids[s.region]))
+            continue
         out.append(
             {
                 "name": f"{s.kind} {s.region}",
@@ -69,6 +73,20 @@ def render(run: Run) -> str:
         "otherData": {"t0_epoch_s": run.t0, "source": "compile-contract report"},
     }
     return json.dumps(doc, separators=(",", ":"))
+
+
+def _open(s: Any, args: dict[str, Any], ts: int, pid: int, tid: int) -> dict[str, Any]:
+    """A begin event with no matching end: the compile was still running when the inputs end."""
+    name = f"unfinished {s.region}"
+    return {
+        "name": name,
+        "cat": "unfinished",
+        "ph": "B",
+        "ts": ts,
+        "pid": pid,
+        "tid": tid,
+        "args": {**args, "note": s.note},
+    }
 
 
 def _meta(name: str, pid: int, tid: int, args: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,8 @@ REQUIRED_ALERTS = (
     "CompileCacheMissStorm",
     "ColdCompile",
     "CompileTimeBudgetExceeded",
+    "CompileStalled",
+    "CompileWhilePeersWait",
     "MonitorTargetDown",
 )
 RUNBOOK_SECTIONS = ("## Meaning", "## Impact", "## Diagnosis", "## Mitigation")
@@ -30,6 +32,7 @@ LOG_EVENTS = (
     "recompile_limit_hit",
     "monitor_error",
     "cold_compile",
+    "compile_started",
 )
 
 

@@ -25,7 +25,7 @@ from monitor.inflight import Inflight
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.outputs import Outputs
-from monitor.reasons import brief, categorize, generalizes, guard_site
+from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site
 
 TARGET_CACHE = 4096
 """Compiled callables remembered with their contract target (the attribution cache)."""

@@ -180,10 +180,12 @@ def test_a_compile_no_region_claims_is_labelled_unclaimed(started, events, gate,
     call.join()
     assert gauges(registry)[(AGE, UNCLAIMED)] == 0
     closed = [json.loads(line) for line in (tmp_path / "ev.jsonl").read_text().splitlines()]
-    assert [(e["event"], e["region"]) for e in closed if e["event"].startswith("compile_")] == [
+    assert [(e["event"], e["region"]) for e in closed if e["event"] in ("compile_started", "unclaimed_compile")] == [
         ("compile_started", UNCLAIMED),
-        ("compile_finished", UNCLAIMED),
-    ]
+        ("unclaimed_compile", UNCLAIMED),
+    ]  # the unclaimed_compile event closes the compile_started one (same compile_id)
+    (ended,) = [e for e in closed if e["event"] == "unclaimed_compile"]
+    assert ended["compile_id"] == event["compile_id"]
 
 
 def test_the_watchdog_sleeps_while_no_compile_runs_and_is_never_started_without_a_budget(started, gate):

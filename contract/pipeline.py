@@ -89,7 +89,14 @@ def check_loaded(
         binding, bound = bind(contract, model)
         findings += bound
     ranks = ranks or job_ranks(contract, group)
-    ctx = CheckContext(contract=contract, binding=binding, step=step, world=ranks.world, exchanged=bool(ranks.channel))
+    ctx = CheckContext(
+        contract=contract,
+        binding=binding,
+        step=step,
+        world=ranks.world,
+        exchanged=bool(ranks.channel),
+        strict=strict,
+    )
     findings = finalize(findings + run_checks(ctx, checks), contract, strict=strict)
     return contract, binding, agree(ranks, contract, findings, ctx.snapshot)
 
@@ -123,7 +130,7 @@ def enforce(
     if contract is None:
         local = finalize(findings, None, strict=strict)
         raise ContractViolation(agree(job_ranks(None, group), None, local, env_at_import()), path)
-    findings += artifacts.load(contract)
+    findings += artifacts.load(contract, strict=strict)
     model, step_fn, unbuilt = _resolve_refs(contract, model, step)
     bad_model = any(f.location == "contract.model" for f in unbuilt)
     _, binding, findings = check_loaded(
@@ -167,7 +174,9 @@ def doctor(
     ranks = cli_ranks(contract, job, environ) if job else Ranks()
     if contract is None:
         return None, agree(ranks, None, finalize(findings, None, strict=strict), snapshot or env_at_import(), environ)
-    ctx = CheckContext(contract=contract) if snapshot is None else CheckContext(contract=contract, snapshot=snapshot)
+    ctx = CheckContext(contract=contract, strict=strict)
+    if snapshot is not None:
+        ctx.snapshot = snapshot
     findings += check_torch_version(ctx)
     findings += cache.check(ctx, environ=environ, timeout_s=timeout_s)
     findings += warm.doctor_check(ctx, environ=environ)

@@ -3,6 +3,7 @@ CC213), damaged or foreign files (CC707, nothing on stderr), in `check`, `doctor
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -27,6 +28,9 @@ CLI = str(Path(sys.executable).parent / "compile-contract")
 CLEAN = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHINDUCTOR_", "TORCH_COMPILE_"))}
 SMALL = make_container({"autotune": [("ab/cdef.best_config", b'{"num_warps": 4}')]})
 """A well-formed artifacts file (one autotune entry: JSON), for the checks that never hand it to torch."""
+TORCH_211 = HERE / "data" / "torch-2.11-h200-artifacts.bin.gz"
+"""Artifacts torch 2.11.0+cu130 saved on an H200 (`relu(x) * 2` on CUDA: an Inductor entry with its Triton bundle, an
+AOTAutograd entry, an autotune entry whose key holds a `/`), captured once on the GPU machine."""
 
 
 def site(tmp_path: Path, data: bytes, extra: str = "", *, mode: int = 0o644) -> Path:
@@ -238,6 +242,17 @@ def test_a_length_past_the_end_is_refused_where_torchs_reader_would_loop_forever
 
     with pytest.raises(container.NotArtifacts, match="past the end"):
         container.types(zlib.crc32(body).to_bytes(4, "big") + body)
+
+
+def test_torch_2_11_gpu_artifacts_pass_the_reader_and_every_check(tmp_path) -> None:
+    data = gzip.decompress(TORCH_211.read_bytes())
+    assert container.types(data) == {
+        "inductor": ["fhc2ku72ztkyi3aayqt3rpabfvgdrxjvvvjgbffaf4avn3q6yu3y"],
+        "aot_autograd": ["ah6qefsfjxbayxvlqzn2znoihfwewdxin3rlwo7mofu27psfgoqy"],
+        "autotune": ["vy/4568a63823de5eaa34ae02b1de56c6162a69ffd92f6a5a26b8182c0887bb268c.best_config"],
+    }
+    path = site(tmp_path, data, f'artifacts_sha256 = "{hashlib.sha256(data).hexdigest()}"')
+    assert checked(path, strict=True) == [] and artifacts.inspect(load(path)[0], strict=True).data == data
 
 
 def test_the_artifact_types_are_the_ones_the_installed_torch_registers() -> None:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from contract.checks import CHECKS, Check, CheckContext
 from contract.checks.cache import check as cache
+from contract.checks.cache.artifacts import EVIDENCE as ARTIFACTS
+from contract.checks.cache.artifacts import inspect as inspect_artifacts
 from contract.checks.cache.rules import RULES as CACHE_RULES
 from contract.checks.context import env_at_import
 from contract.checks.settings.check import check_torch_version
@@ -78,9 +80,11 @@ def check_loaded(
     checks: Iterable[Check] = CHECKS,
     group: Any = None,
     ranks: Ranks | None = None,
+    evidence: dict[str, Any] | None = None,
 ) -> tuple[Contract, Binding | None, list[Finding]]:
     """The stages after loading: bind (when there is a model), run every check, the report's allow-list, then the
-    verdict of all the ranks (`ranks`: where they meet, found from `group` or torch.distributed when not given)."""
+    verdict of all the ranks (`ranks`: where they meet, found from `group` or torch.distributed when not given;
+    `evidence`: what the caller already computed for the checks, e.g. enforce's artifacts inspection)."""
     binding = None
     findings = list(findings)
     if model is not None:
@@ -96,6 +100,7 @@ def check_loaded(
         world=ranks.world,
         exchanged=bool(ranks.channel),
         strict=strict,
+        evidence=dict(evidence or {}),
     )
     findings = finalize(findings + run_checks(ctx, checks), contract, strict=strict)
     return contract, binding, agree(ranks, contract, findings, ctx.snapshot)
@@ -130,11 +135,18 @@ def enforce(
     if contract is None:
         local = finalize(findings, None, strict=strict)
         raise ContractViolation(agree(job_ranks(None, group), None, local, env_at_import()), path)
-    findings += artifacts.load(contract, strict=strict)
+    found = inspect_artifacts(contract, strict=strict)  # read and checked once: what loads is what the checks judge
+    findings += artifacts.load(contract, found=found)
     model, step_fn, unbuilt = _resolve_refs(contract, model, step)
     bad_model = any(f.location == "contract.model" for f in unbuilt)
     _, binding, findings = check_loaded(
-        contract, [*findings, *unbuilt], None if bad_model else model, step=step_fn, strict=strict, group=group
+        contract,
+        [*findings, *unbuilt],
+        None if bad_model else model,
+        step=step_fn,
+        strict=strict,
+        group=group,
+        evidence={ARTIFACTS: replace(found, data=None)},
     )
     if binding is None or has_errors(findings):
         raise ContractViolation(findings, path)

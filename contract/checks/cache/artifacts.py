@@ -41,7 +41,12 @@ class Inspection:
     sha256: str | None = None
     """Digest of the bytes read."""
     data: bytes | None = field(default=None, repr=False)
-    """The verified bytes to hand to torch; None when anything above stops the load."""
+    """The verified bytes to hand to torch; None when anything above stops the load (or once they were loaded)."""
+
+    @property
+    def loadable(self) -> bool:
+        """Enforce loads this file: it is there and passed every check."""
+        return self.present and not self.trust and self.unusable is None
 
 
 def inspect(contract: Any, *, strict: bool = False, uid: int | None = None) -> Inspection:
@@ -80,7 +85,7 @@ def _as_written(contract: Any, value: str) -> Path:
 def of(ctx: Any) -> Inspection:
     """The context's inspection, made once (the cache and warm checks both read it)."""
     if EVIDENCE not in ctx.evidence:
-        ctx.evidence[EVIDENCE] = inspect(ctx.contract, strict=getattr(ctx, "strict", False))
+        ctx.evidence[EVIDENCE] = inspect(ctx.contract, strict=ctx.strict)
     return ctx.evidence[EVIDENCE]
 
 

@@ -11,18 +11,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from contract.checks.cache.artifacts import inspect
+from contract.checks.cache.artifacts import Inspection, inspect
 from contract.checks.warm.rules import ARTIFACTS_NOT_LOADED
 from contract.findings import Finding
 from monitor.manifest import ManifestError, read
 
 
-def load(contract: Any, *, strict: bool = False) -> list[Finding]:
+def load(contract: Any, *, strict: bool = False, found: Inspection | None = None) -> list[Finding]:
     """Load `[cache] artifacts` into the caches (enforce, before the checks and apply); CC707 when torch fails.
 
-    Only bytes that passed the checks are loaded (owner and mode, the pin, the container: `cache.artifacts`); a
-    file that did not is left unread or unloaded, and the checks that run next report why (as in check and doctor)."""
-    found = inspect(contract, strict=strict)
+    Only bytes that passed the checks are loaded (owner and mode, the pin, the container: `cache.artifacts`, or the
+    inspection enforce already made); a file that did not is left unread or unloaded, and the checks that run next
+    report why (as in check and doctor)."""
+    found = inspect(contract, strict=strict) if found is None else found
     if found.data is None or found.path is None:
         return []
     from contract import _caches

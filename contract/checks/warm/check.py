@@ -239,7 +239,7 @@ def _artifact_keys(ctx: Any, manifest: Manifest) -> set[str]:
     """Keys the `[cache] artifacts` file will write when enforce loads it (as `warm` saved them; none when enforce
     will not load it)."""
     recorded = manifest.artifacts or {}
-    if artifacts.of(ctx).data is None:
+    if not artifacts.of(ctx).loadable:
         return set()
     keys = recorded.get("keys") if isinstance(recorded, dict) else None
     return {str(k) for v in keys.values() if isinstance(v, list) for k in v} if isinstance(keys, dict) else set()
@@ -280,7 +280,7 @@ def _static_pgo(contract: Any, ctx: Any, environ: Mapping[str, str], state: str)
 def _artifact_types(ctx: Any, manifest: Manifest) -> set[str]:
     recorded = manifest.artifacts or {}
     keys = recorded.get("keys") if isinstance(recorded, dict) else None
-    if not isinstance(keys, dict) or artifacts.of(ctx).data is None:
+    if not isinstance(keys, dict) or not artifacts.of(ctx).loadable:
         return set()
     return {k for k, v in keys.items() if v}
 

@@ -160,10 +160,10 @@ def test_a_sticky_world_writable_directory_like_tmp_is_fine(tmp_path) -> None:
     assert checked(path) == []
 
 
-def test_enforce_loads_a_private_pinned_file_into_the_cache_dir(tmp_path) -> None:
+def test_enforce_reads_a_private_pinned_file_once_and_loads_it_into_the_cache_dir(tmp_path) -> None:
     path = site(tmp_path, SMALL, f'artifacts_sha256 = "{hashlib.sha256(SMALL).hexdigest()}"')
     out, stderr = engine(path, "--strict", "--watch", str(path.parent / "warm.bin"))
-    assert out == {"violation": None, "opened": True} and stderr == ""
+    assert out == {"violation": None, "opened": 1} and stderr == ""
     assert (path.parent / "cache" / "ab" / "cdef.best_config").read_bytes() == b'{"num_warps": 4}'
 
 
@@ -171,7 +171,7 @@ def test_enforce_refuses_a_world_writable_file_without_opening_it(tmp_path) -> N
     path = site(tmp_path, payload(str(tmp_path / "planted")), mode=0o666)
     out, stderr = engine(path, "--watch", str(path.parent / "warm.bin"))
     assert [f["code"] for f in out["violation"]] == ["CC211"]
-    assert out["opened"] is False and not (tmp_path / "planted").exists()
+    assert out["opened"] == 0 and not (tmp_path / "planted").exists()
 
 
 # -- CC212 / CC213: the pin -----------------------------------------------------------------------------------------

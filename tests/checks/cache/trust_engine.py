@@ -1,7 +1,7 @@
 """One engine start for the trust tests, as a real process: `python trust_engine.py CONTRACT [--strict] [--watch PATH]`.
 
 Builds the tiny model, runs `contract.enforce()` (which loads `[cache] artifacts` first) and prints one JSON line:
-the violation's findings if it refused, and whether any code in this process opened PATH (a `sys.addaudithook`
+the violation's findings if it refused, and how many times code in this process opened PATH (a `sys.addaudithook`
 hook sees every `open`, `os.open` included), so a test can show the file was never read.
 """
 
@@ -39,7 +39,7 @@ def main() -> None:
         contract.enforce(build(), args.contract, strict=args.strict)
     except contract.ContractViolation as exc:
         out["violation"] = [f.to_dict() for f in exc.findings]
-    out["opened"] = bool(opened)
+    out["opened"] = len(opened)
     print(json.dumps(out))
 
 

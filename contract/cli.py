@@ -308,6 +308,8 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
     )
     if result.artifacts:
         _pinned(args, contract, result.artifacts["sha256"])
+    elif args.pin:
+        print("warning: torch saved no artifacts (nothing was compiled through its caches): nothing to pin")
     for cache in result.caches_off:
         print(f"warning: {cache} was off during the run: its keys are not recorded and a restart cannot be warm")
     for name in result.never:

@@ -3,7 +3,13 @@ fingerprint and warm start), torch 2.11 and 2.13. Private parts are named where 
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import logging
 import os
+import sys
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -114,3 +120,88 @@ def load_cache_artifacts(data: bytes) -> dict[str, list[str]] | None:
     if info is None:
         return None
     return {str(k): [str(x) for x in v] for k, v in getattr(info, "artifacts", {}).items()}
+
+
+# A failed load is loud in torch (2.11 and 2.13): `CacheArtifactManager.deserialize` logs "Failed to un-pickle cache
+# artifacts" with a traceback at WARNING on logger `torch.compiler._cache` (torch/compiler/_cache.py line 296 in
+# 2.11, 313 in 2.13), which reaches the stderr handler `torch._logging._init_logs` puts on logger `torch`; errors in
+# `populate_caches` escape; a half-unpickled `CompiledFxGraph` prints "Exception ignored in ... __del__" through
+# `sys.unraisablehook`. The engine reports all of it as one finding instead (CC707), so while torch loads, the `torch`
+# loggers' handlers, Python warnings and the unraisable hook are swapped for collectors (process-wide: this runs once,
+# at startup, before anything compiles); after a load that worked, the records go to the handlers they were meant for.
+
+
+def load_cache_artifacts_quietly(data: bytes) -> tuple[dict[str, list[str]] | None, str | None]:
+    """`load_cache_artifacts` with nothing printed: (keys written by type, None), or (None, why it failed)."""
+    records: list[logging.LogRecord] = []
+    problem = None
+    with _torch_logs_to(records), _unraisable_to(records), warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        try:
+            wrote = load_cache_artifacts(data)
+        except Exception as exc:  # a file torch cannot take raises anything
+            wrote, problem = None, f"loading it raised {type(exc).__name__}: {str(exc)[:200]}"
+        if problem is not None:
+            gc.collect()  # the failed objects' __del__ runs now, into the collector, not later onto stderr
+    if problem is None and wrote is None and records:
+        problem = _said(records[0])
+    if problem is None:
+        for record in records:
+            if record.name != "unraisable":
+                logging.getLogger(record.name).handle(record)
+    return wrote, problem
+
+
+def _said(record: logging.LogRecord) -> str:
+    """What torch logged, with the exception it carried, on one line."""
+    exc = record.exc_info[1] if record.exc_info else None
+    text = record.getMessage() + (f" ({type(exc).__name__}: {exc})" if exc is not None else "")
+    return "torch: " + " ".join(text.split())[:300]
+
+
+@contextlib.contextmanager
+def _torch_logs_to(records: list[logging.LogRecord]) -> Iterator[None]:
+    """Every record of a `torch.*` logger goes to `records` only (handlers restored after)."""
+    collector = _Collector(records)
+    root = logging.getLogger("torch")
+    loggers = [root] + [
+        lg
+        for name, lg in list(logging.Logger.manager.loggerDict.items())
+        if name.startswith("torch.") and isinstance(lg, logging.Logger) and lg.handlers
+    ]
+    saved = [(lg, lg.handlers[:], lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.handlers = [collector]
+    root.propagate = False
+    try:
+        yield
+    finally:
+        for lg, handlers, propagate in saved:
+            lg.handlers, lg.propagate = handlers, propagate
+
+
+@contextlib.contextmanager
+def _unraisable_to(records: list[logging.LogRecord]) -> Iterator[None]:
+    """Errors Python would print as "Exception ignored in ..." go to `records` (as records named `unraisable`)."""
+    saved = sys.unraisablehook
+
+    def keep(info: Any) -> None:
+        text = f"exception ignored in {info.object!r}: {info.exc_type.__name__}: {info.exc_value}"
+        records.append(logging.makeLogRecord({"name": "unraisable", "msg": text, "levelno": logging.WARNING}))
+
+    sys.unraisablehook = keep
+    try:
+        yield
+    finally:
+        sys.unraisablehook = saved
+
+
+class _Collector(logging.Handler):
+    """A handler that keeps records."""
+
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__(logging.DEBUG)
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)

@@ -72,6 +72,11 @@ def _parser() -> argparse.ArgumentParser:
     warm.add_argument("--model", help="pkg.module:attr returning the nn.Module (default: [contract] model)")
     warm.add_argument("--step", help="pkg.module:attr, step(model, i) (default: [contract] step)")
     warm.add_argument("--steps", type=int, default=None, help="most steps to run (default: [probe] steps)")
+    warm.add_argument(
+        "--pin",
+        action="store_true",
+        help="write the saved artifacts' sha256 into the contract ([cache] artifacts_sha256)",
+    )
     warm.set_defaults(run=_cmd_warm)
     rules = sub.add_parser("rules", help="list every rule (code, severity, name)")
     rules.set_defaults(run=_cmd_rules)
@@ -281,6 +286,8 @@ def _cmd_warm(args: argparse.Namespace) -> int:
         return 1
     if not contract.cache.manifest:
         raise UsageError(f'{args.contract}: [cache] has no manifest; set manifest = "warm-manifest.json" to write one')
+    if args.pin and not contract.cache.artifacts:
+        raise UsageError(f'{args.contract}: --pin needs [cache] artifacts; set artifacts = "warm-artifacts.bin"')
     return _warm(args, contract, findings)
 
 
@@ -317,6 +324,10 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
         f"warm manifest written: {result.path} ({n_of(len(result.compiled), 'region')} compiled, "
         f"{n_of(result.compiles, 'compile')}, {result.cold_seconds:.1f} s cold, {n_of(result.steps, 'step')}{art})"
     )
+    if result.artifacts:
+        _pinned(args, contract, result.artifacts["sha256"])
+    elif args.pin:
+        print("warning: torch saved no artifacts (nothing was compiled through its caches): nothing to pin")
     for cache in result.caches_off:
         print(f"warning: {cache} was off during the run: its keys are not recorded and a restart cannot be warm")
     for name in result.never:
@@ -324,6 +335,35 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
             f"warning: region {name!r} never compiled in {n_of(result.steps, 'step')}: the manifest has no keys for it"
         )
     return 0
+
+
+def _pinned(args: argparse.Namespace, contract: Contract, digest: str) -> None:
+    """Print the new artifacts' digest; with --pin write it into the contract (every other byte kept, atomically),
+    else say whether the contract's pin still matches."""
+    from contract.init.build import InitError
+    from contract.init.files import atomic_write, unified_diff
+    from contract.init.update import set_key
+
+    print(f"artifacts sha256: {digest}")
+    pin = contract.cache.artifacts_sha256
+    if not args.pin:
+        if pin is None:
+            print(f'pin it: add artifacts_sha256 = "{digest}" to [cache], or run warm again with --pin')
+        elif pin != digest:
+            print(
+                f"warning: [cache] artifacts_sha256 pins {pin}: enforce will refuse the new artifacts; pin them with --pin"
+            )
+        return
+    path = Path(args.contract)
+    try:
+        before = path.read_text(encoding="utf-8")
+        after = set_key(before, "cache", "artifacts_sha256", f'"{digest}"', after="artifacts")
+        diff = unified_diff(before, after, str(path))
+        if diff:
+            atomic_write(path, after, overwrite=True)
+    except (InitError, OSError) as exc:
+        raise UsageError(f"{path}: cannot pin the artifacts: {exc}") from None
+    print(diff or f"no change: {path} already pins these artifacts", end="" if diff else "\n")
 
 
 @contextlib.contextmanager

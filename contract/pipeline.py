@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from contract.checks import CHECKS, Check, CheckContext
 from contract.checks.cache import check as cache
+from contract.checks.cache.artifacts import EVIDENCE as ARTIFACTS
+from contract.checks.cache.artifacts import inspect as inspect_artifacts
 from contract.checks.cache.rules import RULES as CACHE_RULES
 from contract.checks.context import env_at_import
 from contract.checks.settings.check import check_torch_version
@@ -83,9 +85,11 @@ def check_loaded(
     group: Any = None,
     ranks: Ranks | None = None,
     twin: Any = None,
+    evidence: dict[str, Any] | None = None,
 ) -> tuple[Contract, Binding | None, list[Finding]]:
     """The stages after loading: bind (when there is a model), run every check, the report's allow-list, then the
-    verdict of all the ranks (`ranks`: where they meet, found from `group` or torch.distributed when not given)."""
+    verdict of all the ranks (`ranks`: where they meet, found from `group` or torch.distributed when not given;
+    `evidence`: what the caller already computed for the checks, e.g. enforce's artifacts inspection)."""
     binding = None
     findings = list(findings)
     if model is not None:
@@ -95,7 +99,14 @@ def check_loaded(
         findings += bound
     ranks = ranks or job_ranks(contract, group)
     ctx = CheckContext(
-        contract=contract, binding=binding, step=step, twin=twin, world=ranks.world, exchanged=bool(ranks.channel)
+        contract=contract,
+        binding=binding,
+        step=step,
+        twin=twin,
+        world=ranks.world,
+        exchanged=bool(ranks.channel),
+        strict=strict,
+        evidence=dict(evidence or {}),
     )
     findings = finalize(findings + run_checks(ctx, checks), contract, strict=strict)
     return contract, binding, agree(ranks, contract, findings, ctx.snapshot)
@@ -130,11 +141,18 @@ def enforce(
     if contract is None:
         local = finalize(findings, None, strict=strict)
         raise ContractViolation(agree(job_ranks(None, group), None, local, env_at_import()), path)
-    findings += artifacts.load(contract)
+    found = inspect_artifacts(contract, strict=strict)  # read and checked once: what loads is what the checks judge
+    findings += artifacts.load(contract, found=found)
     model, step_fn, unbuilt = _resolve_refs(contract, model, step)
     bad_model = any(f.location == "contract.model" for f in unbuilt)
     _, binding, findings = check_loaded(
-        contract, [*findings, *unbuilt], None if bad_model else model, step=step_fn, strict=strict, group=group
+        contract,
+        [*findings, *unbuilt],
+        None if bad_model else model,
+        step=step_fn,
+        strict=strict,
+        group=group,
+        evidence={ARTIFACTS: replace(found, data=None)},
     )
     if binding is None or has_errors(findings):
         raise ContractViolation(findings, path)
@@ -174,7 +192,9 @@ def doctor(
     ranks = cli_ranks(contract, job, environ) if job else Ranks()
     if contract is None:
         return None, agree(ranks, None, finalize(findings, None, strict=strict), snapshot or env_at_import(), environ)
-    ctx = CheckContext(contract=contract) if snapshot is None else CheckContext(contract=contract, snapshot=snapshot)
+    ctx = CheckContext(contract=contract, strict=strict)
+    if snapshot is not None:
+        ctx.snapshot = snapshot
     findings += check_torch_version(ctx)
     findings += cache.check(ctx, environ=environ, timeout_s=timeout_s)
     findings += warm.doctor_check(ctx, environ=environ)

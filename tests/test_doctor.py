@@ -114,7 +114,7 @@ def test_doctor_on_a_missing_contract_is_a_usage_error_in_one_line() -> None:
 
 
 def test_warnings_pass_and_strict_refuses_them(write_contract, start_redis) -> None:
-    server = start_redis()
+    server = start_redis("--requirepass", "secret")
     path = write_contract(f'[contract]\nname = "c"\n[cache]\nremote = "{server.url}"\n')
     relaxed = cli("doctor", str(path), "--format", "json")
     assert relaxed.returncode == 0 and json_codes(relaxed) == {"CC210"}

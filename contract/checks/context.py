@@ -39,6 +39,8 @@ class CheckContext:
     """Ranks in the job this process is one of (the group's size, else `WORLD_SIZE`); 1 for a single process."""
     exchanged: bool = False
     """The verdict is exchanged with the other ranks (a process group exists and `[distributed] enabled`)."""
+    strict: bool = False
+    """`--strict`: warnings refuse the start, and the hardening checks that only make sense then report (CC213)."""
     evidence: dict[str, Any] = field(default_factory=dict)
     """What one check computed that another weighs, computed once (the probe's run: `probe.check.observed`)."""
 

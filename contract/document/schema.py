@@ -110,6 +110,20 @@ def _as_identifier(value: str) -> str:
     return name if not name[0].isdigit() else "_" + name
 
 
+_SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+def _sha256(value: str) -> str:
+    if not _SHA256.match(value):
+        raise _custom(
+            "sha256",
+            "must be a SHA-256 digest: 64 hexadecimal digits",
+            'write {name} = "<64 hex digits>" as `compile-contract warm` prints it '
+            "(or `sha256sum FILE`; `compile-contract warm CONTRACT --pin` writes it)",
+        )
+    return value.lower()
+
+
 def _dynamic(value: Any) -> bool | str:
     if value is True or value is False or value == "auto":
         return value
@@ -129,6 +143,7 @@ RegionName = Annotated[str, AfterValidator(_region_name)]
 ModuleGlob = Annotated[str, AfterValidator(_module_glob)]
 Identifier = Annotated[str, AfterValidator(_identifier)]
 Dynamic = Annotated[Any, AfterValidator(_dynamic)]
+Sha256 = Annotated[str, AfterValidator(_sha256)]
 NonNegInt = Annotated[int, Field(ge=0)]
 OnBreach = Literal["alert", "eager", "fail"]
 CompiledBy = Literal["contract", "engine"]
@@ -237,7 +252,11 @@ class CacheSpec(_Table):
     `enforce` and the monitor compare against it (CC7xx, `cold_compile`) and predict a cold start."""
     artifacts: Annotated[str, Field(min_length=1)] | None = None
     """PyTorch's portable cache artifacts (relative to the contract file): `warm` saves them, `enforce` loads them
-    before anything compiles, so a host with an empty cache starts warm (CC707 when that fails)."""
+    before anything compiles, so a host with an empty cache starts warm (CC707 when that fails). They hold compiled code the engine runs:
+    the file must be this user's (or root's) and writable by nobody else (CC211)."""
+    artifacts_sha256: Sha256 | None = None
+    """SHA-256 of the `artifacts` file as `warm` saved it (`warm --pin` writes it here): `enforce` refuses any
+    other file (CC212) before torch reads a byte; unset, `--strict` reports it (CC213)."""
     require_warm: bool = False
     """A certain cold-start prediction (CC701–CC705, CC707) is an error, not a warning (engines that must not start
     cold)."""

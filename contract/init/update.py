@@ -127,3 +127,47 @@ def _replace(line: str, ch: Change) -> str:
     if not m:
         raise InitError(f"cannot edit {ch.key} of region {ch.region!r} in place: write it as `{ch.key} = {ch.old}`")
     return f"{m.group(1)}{ch.new}{m.group(3)}"
+
+
+def set_key(text: str, table: str, key: str, value: str, *, after: str | None = None) -> str:
+    """The document with `[table] key = value` (a TOML literal): a key already written gets its value replaced (its
+    indentation and trailing comment kept), a new one goes on the line after the `after` key (else at the end of the
+    table). Every other byte stays as it was (`warm --pin` writes `artifacts_sha256` this way); the result is parsed
+    back and must differ from the document in that one key only."""
+    from contract.document.lines import entries
+
+    found = entries(text)
+    lines = text.splitlines(keepends=True)
+    written = next((e for e in found if e.loc == f"{table}.{key}"), None)
+    if written is not None:
+        m = _VALUE.match(lines[written.line - 1])
+        if not m or written.end != written.line:
+            raise InitError(f"cannot edit [{table}] {key} in place: write it on one line as `{key} = {value}`")
+        lines[written.line - 1] = f"{m.group(1)}{value}{m.group(3)}"
+        return _checked(text, "".join(lines), table, key, value)
+    anchor = next((e for e in found if after and e.loc == f"{table}.{after}" and e.table == table), None)
+    index = anchor.end if anchor else max((e.end for e in found if e.table == table), default=None)
+    if index is None:
+        raise InitError(f"the document has no [{table}] table to add {key} to; write [{table}] as a table")
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    if index == len(lines) and lines and not lines[-1].endswith("\n"):
+        lines[-1] += newline
+    lines[index:index] = [f"{key} = {value}{newline}"]
+    return _checked(text, "".join(lines), table, key, value)
+
+
+def _checked(before: str, after: str, table: str, key: str, value: str) -> str:
+    """`after`, when TOML reads it as `before` with only `[table] key` set to `value`; else InitError."""
+    import tomllib
+
+    try:
+        old, new = tomllib.loads(before), tomllib.loads(after)
+        wanted = tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError as exc:
+        raise InitError(f"cannot set [{table}] {key}: {exc}") from None
+    got = new.get(table, {}).pop(key, None) if isinstance(new.get(table), dict) else None
+    if isinstance(old.get(table), dict):
+        old[table].pop(key, None)
+    if got != wanted or old != new:
+        raise InitError(f"cannot set [{table}] {key} in place: write it yourself as `{key} = {value}` in [{table}]")
+    return after

@@ -3,7 +3,7 @@
 Inductor loads compiled code from its cache dir and writes many small files there; a bad dir costs every restart
 its full compile tax, or lets another user plant code. Nothing here imports torch: the compiler's effective
 switches are read only when the compiler is already loaded (`check`), never loaded just to look (`doctor`).
-The directory checks live in `dirs` and `security`, the remote ones in `remote`.
+The directory checks live in `dirs` and `security`, the remote ones in `remote`, the artifacts file's in `artifacts`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from contract.checks.cache import artifacts
 from contract.checks.cache.dirs import CacheDir, check_dir, resolve_dir
-from contract.checks.cache.remote import check_remote, remote_unused
+from contract.checks.cache.remote import check_remote, remote_insecure, remote_unused
 from contract.checks.cache.rules import CACHE_DISABLED, ENV_NOT_EFFECTIVE
 from contract.env import CACHE_DIR_VAR, compiler_imported, default_cache_dir
 from contract.findings import Finding
@@ -41,7 +42,8 @@ def check(ctx: Any, *, environ: Mapping[str, str] | None = None, timeout_s: floa
     out += _disabled(spec, environ, switches)
     if spec.remote:
         out += check_remote(spec.remote, timeout_s) + remote_unused(spec.remote, environ, switches)
-    return out
+    out += remote_insecure(spec.remote, environ)
+    return out + artifacts.of(ctx).trust
 
 
 def effective_switches() -> dict[str, bool] | None:

@@ -1,15 +1,17 @@
-"""The remote cache (CC209, CC210): a Redis that must answer `PING` at start (TLS for `rediss://`, AUTH from the URL),
-and that torch's own remote-cache switches actually point at."""
+"""The remote cache (CC209, CC210, CC214): a Redis that must answer `PING` at start (TLS for `rediss://`, AUTH from the
+URL), that torch's own remote-cache switches actually point at, and that only the job can write (torch unpickles what
+it reads from there: `torch/_inductor/remote_cache.py`, 2.11 and 2.13)."""
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from contract.checks.cache.rules import REMOTE_DOWN, REMOTE_UNUSED
+from contract.checks.cache.rules import REMOTE_DOWN, REMOTE_INSECURE, REMOTE_UNUSED
 from contract.findings import Finding
 
 
@@ -165,3 +167,89 @@ def _torch_redis_target(environ: Mapping[str, str]) -> tuple[str, int]:
 def _host_port(addr: RedisAddress) -> tuple[str, int]:
     """Where an address connects; credentials do not change which server torch talks to."""
     return addr.host, addr.port
+
+
+REMOTE_SWITCHES = (
+    "TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE",
+    "TORCHINDUCTOR_AUTOTUNE_REMOTE_CACHE",
+    "TORCHINDUCTOR_BUNDLED_AUTOTUNE_REMOTE_CACHE",
+    "TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE",
+    "TORCH_DYNAMO_AUTOMATIC_DYNAMIC_REMOTE_PGO",
+)
+"""The variables that turn a Redis-backed remote cache on (`1`), torch 2.11 and 2.13."""
+_PLANTED = "torch unpickles the entries it reads, so a planted entry runs code in every rank that reads it"
+
+
+def remote_insecure(url: str | None, environ: Mapping[str, str]) -> list[Finding]:
+    """CC214 for `[cache] remote`, or, without one, for the Redis torch itself uses when a remote switch is on.
+    Reads the URL only: nothing is sent, no name is resolved."""
+    if url:
+        return _exposure(url, "cache.remote")
+    if not any(environ.get(var) == "1" for var in REMOTE_SWITCHES):
+        return []
+    if environ.get("TORCHINDUCTOR_REDIS_URL"):
+        return _exposure(environ["TORCHINDUCTOR_REDIS_URL"], "TORCHINDUCTOR_REDIS_URL")
+    host = environ.get("TORCHINDUCTOR_REDIS_HOST", "localhost")
+    port = environ.get("TORCHINDUCTOR_REDIS_PORT", "6379")
+    return _exposure(f"redis://{host}:{port}", "TORCHINDUCTOR_REDIS_HOST", host_port=True)
+
+
+def _exposure(url: str, where: str, *, host_port: bool = False) -> list[Finding]:
+    """One CC214 finding listing what an attacker could do to the cache at `url` (none when it is TLS + password)."""
+    try:
+        parts = urlsplit(url)
+        addr = redis_address(url)
+    except ValueError:
+        return []  # CC209 reports a URL that does not parse
+    query = {k.lower(): v[-1] for k, v in parse_qs(parts.query).items()}
+    local = parts.scheme == "unix" or is_loopback(addr.host)
+    risks = _risks(addr, query, local=local, host_port=host_port)
+    if not risks:
+        return []
+    target = f"{addr.host}:{addr.port}"
+    safe = f"redis://:PASSWORD@{target}" if local else f"rediss://USER:PASSWORD@{target}"
+    fix = (
+        f"export TORCHINDUCTOR_REDIS_URL={safe} (and set [cache] remote to it)"
+        if host_port
+        else f"use {safe} ({'a password' if local else 'TLS and AUTH'}: requirepass or an ACL user on the server)"
+        + ("" if local else ", reachable only from the job's hosts")
+    )
+    return [REMOTE_INSECURE.finding(where, f"remote cache {_shown(addr)}: " + "; ".join(risks) + f"; {_PLANTED}", fix)]
+
+
+def _risks(addr: RedisAddress, query: Mapping[str, str], *, local: bool, host_port: bool) -> list[str]:
+    """What someone other than the job could do to this cache: read and rewrite, write, or pose as the server."""
+    password = addr.password or query.get("password")
+    out = []
+    if not addr.tls and not local:
+        what = "the password and every entry" if password else "every entry"
+        out.append(
+            f"plain redis:// to {addr.host}:{addr.port}, not loopback: anyone on the network path can read {what} "
+            "and rewrite entries in flight"
+        )
+    if not password:
+        who = "any process on this host" if local else "anyone who can reach it"
+        form = " (torch's TORCHINDUCTOR_REDIS_HOST/_PORT form cannot carry one)" if host_port else ""
+        out.append(f"no password{form}: {who} can write entries")
+    if addr.tls and query.get("ssl_cert_reqs", "").lower() in ("none", "cert_none"):
+        out.append(
+            "TLS without certificate checks (ssl_cert_reqs=none): anyone on the network path can pose as the server"
+        )
+    return out
+
+
+def is_loopback(host: str) -> bool:
+    """`localhost`, `*.localhost` (RFC 6761) or a loopback address; any other name counts as remote (unresolved)."""
+    name = host.strip("[]").lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _shown(addr: RedisAddress) -> str:
+    """The URL without its password, for messages."""
+    user = f"{addr.username or ''}:***@" if addr.password else ""
+    return f"{'rediss' if addr.tls else 'redis'}://{user}{addr.host}:{addr.port}"

@@ -1,4 +1,4 @@
-"""CC2xx rules: the Inductor cache preflight, from `[cache]` (checks in `check`, `dirs`, `remote`)."""
+"""CC2xx rules: the Inductor cache preflight, from `[cache]` (checks in `check`, `dirs`, `remote`, `artifacts`)."""
 
 from __future__ import annotations
 
@@ -234,7 +234,7 @@ thundering-herd compile the remote cache exists to prevent.
 ## Example
 ```toml
 [cache]
-remote = "redis://127.0.0.1:1"   # expect: CC209
+remote = "redis://:secret@127.0.0.1:1"   # expect: CC209
 ```
 
 ## Fix
@@ -258,12 +258,127 @@ The contract promises a shared compile cache, but every rank would compile on it
 ## Example
 ```toml
 [cache]
-remote = "redis://127.0.0.1:1"   # expect: CC209, CC210
+remote = "redis://:secret@127.0.0.1:1"   # expect: CC209, CC210
 ```
 
 ## Fix
 `export TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE=1 TORCHINDUCTOR_REDIS_URL=<the remote URL>` before Python starts and
 `pip install redis`.
+""",
+)
+
+ARTIFACTS_INSECURE = Rule(
+    code="CC211",
+    name="cache-artifacts-insecure",
+    severity="error",
+    doc="""\
+## What it does
+Checks the `[cache] artifacts` file before a byte of it is read: it must be a regular file (a symlink is followed
+and its target checked) owned by this user or root and writable by nobody else (not by every user, not by a group
+with other members); every directory above it, as written and after resolving symlinks, gets the cache dir's parent
+rule (CC207: not writable by others without the sticky bit, owned by this user or root). `enforce` then opens the
+file without following a last symlink and checks the open file again, so a swap in between is refused too. In
+`check` and `doctor` as in `enforce`, which refuses without reading the file.
+
+## Why it matters
+`torch.compiler.load_cache_artifacts()` deserializes compiled code (Inductor's generated Python modules and
+kernels, as pickles) that the engine then runs: torch 2.13 unpickles part of it while loading, every version writes
+it into the cache dir for the next compile. Whoever can write the file runs code in every rank of the job.
+
+## Example
+An artifacts file with mode 0666, or owned by another user (run by `tests/checks/cache/test_trust.py` with real
+modes and, as root, a real second owner).
+
+```toml
+[cache]
+artifacts = "open-artifacts.bin"   # expect: CC211 (mode 0666)
+```
+
+## Fix
+`chmod go-w` the file (or its directory), `chown` it to the job's user, check it is the file `compile-contract warm`
+saved, and pin it: `artifacts_sha256` (`compile-contract warm CONTRACT --pin`).
+""",
+)
+
+ARTIFACTS_DIGEST = Rule(
+    code="CC212",
+    name="cache-artifacts-digest-mismatch",
+    severity="error",
+    doc="""\
+## What it does
+With `[cache] artifacts_sha256`, hashes the bytes of the artifacts file (the same bytes `enforce` would hand to
+torch) and compares them with the pin.
+
+## Why it matters
+The checksum inside the file only detects accidents: anyone who can change the file can recompute it. The pin,
+kept in the contract (reviewed and shipped with the code, not a sidecar next to the artifacts), says which compiled
+code this engine may run; any other file is refused before torch reads it.
+
+## Example
+```toml
+[cache]
+artifacts = "CC212_artifacts.bin"
+artifacts_sha256 = "0000000000000000000000000000000000000000000000000000000000000000"   # expect: CC212
+```
+
+## Fix
+Restore the artifacts shipped with this contract. If you rebuilt them yourself, pin the new file:
+`compile-contract warm CONTRACT --pin` writes its digest into the contract.
+""",
+)
+
+ARTIFACTS_UNPINNED = Rule(
+    code="CC213",
+    name="cache-artifacts-unpinned",
+    severity="warning",
+    doc="""\
+## What it does
+With `--strict` only (hardened deployments), reports a `[cache] artifacts` file without `artifacts_sha256`, and
+`enforce` does not load it.
+
+## Why it matters
+Without a pin, `enforce` loads whatever compiled code is at that path when the process starts; the permission check
+(CC211) stops other users, not a wrong or stale file from a trusted one (a copy step, a shared volume, a CI cache).
+
+## Example
+`compile-contract check contract.toml --strict` with
+
+```toml
+[cache]
+artifacts = "warm.bin"   # expect: CC213 (no artifacts_sha256)
+```
+
+## Fix
+Pin the file you shipped: `compile-contract warm CONTRACT --pin` writes `artifacts_sha256`, or copy the digest
+`warm` prints into `[cache]`.
+""",
+)
+
+REMOTE_INSECURE = Rule(
+    code="CC214",
+    name="remote-cache-insecure",
+    severity="warning",
+    doc="""\
+## What it does
+Reads the remote cache's URL (`[cache] remote`, and `TORCHINDUCTOR_REDIS_URL` / `_HOST` / `_PORT` when a remote
+cache switch is on without one) and warns when it is plain `redis://` to a host that is not loopback (`127.0.0.0/8`,
+`::1`, `localhost`), when it has no password (torch's `_HOST`/`_PORT` form never has one), or when TLS certificate
+checks are off (`ssl_cert_reqs=none`). Nothing is sent: the URL alone decides. The password is never echoed.
+
+## Why it matters
+Torch unpickles what it reads from the remote cache (FX-graph, AOTAutograd and PGO entries): whoever can write an
+entry runs code in every rank that reads it. Without a password anyone who can reach the port can write entries;
+over plain `redis://` anyone on the network path can read the password and rewrite entries in flight.
+
+## Example
+```toml
+[cache]
+remote = "redis://127.0.0.1:1"   # expect: CC209, CC210, CC214 (no password)
+```
+
+## Fix
+`rediss://user:password@host:port` (TLS and AUTH: `requirepass` or an ACL user on the server), reachable only from
+the job's hosts; on one host, `redis://:password@127.0.0.1:port` is enough.
 """,
 )
 
@@ -278,4 +393,8 @@ RULES = (
     CACHE_DISABLED,
     REMOTE_DOWN,
     REMOTE_UNUSED,
+    ARTIFACTS_INSECURE,
+    ARTIFACTS_DIGEST,
+    ARTIFACTS_UNPINNED,
+    REMOTE_INSECURE,
 )

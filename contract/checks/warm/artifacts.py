@@ -2,7 +2,8 @@
 
 `torch.compiler.load_cache_artifacts()` says what it wrote into the caches, never what will hit later; a load that
 raised, wrote nothing, or wrote fewer keys than the manifest recorded is a CC707 finding (the entry check, CC705,
-then sees what really is on disk).
+then sees what really is on disk). Torch's own warnings and tracebacks about a failed load are captured into that
+finding, never printed.
 """
 
 from __future__ import annotations
@@ -10,38 +11,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from contract.checks.cache.artifacts import Inspection, inspect
 from contract.checks.warm.rules import ARTIFACTS_NOT_LOADED
 from contract.findings import Finding
 from monitor.manifest import ManifestError, read
 
-MAX_BYTES = 8 << 30
-"""Artifacts larger than this are not read (a wrong path, not a cache)."""
 
+def load(contract: Any, *, strict: bool = False, found: Inspection | None = None) -> list[Finding]:
+    """Load `[cache] artifacts` into the caches (enforce, before the checks and apply); CC707 when torch fails.
 
-def load(contract: Any) -> list[Finding]:
-    """Load `[cache] artifacts` into the caches (enforce, before the checks and apply); CC707 when it fails."""
-    spec = contract.cache
-    if not spec.artifacts:
+    Only bytes that passed the checks are loaded (owner and mode, the pin, the container: `cache.artifacts`, or the
+    inspection enforce already made); a file that did not is left unread or unloaded, and the checks that run next
+    report why (as in check and doctor)."""
+    found = inspect(contract, strict=strict) if found is None else found
+    if found.data is None or found.path is None:
         return []
-    path = Path(contract.resolve_path(spec.artifacts))
-    if not path.is_file():
-        return []  # the check reports the missing file (check and doctor see it too)
-    try:
-        data = _read(path)
-        from contract import _caches
+    from contract import _caches
 
-        wrote = _caches.load_cache_artifacts(data)
-    except Exception as exc:  # a corrupted or foreign file makes torch raise anything
-        return [_failed(path, f"loading it raised {type(exc).__name__}: {str(exc)[:200]}")]
+    wrote, problem = _caches.load_cache_artifacts_quietly(found.data)
+    if problem is not None:
+        return [_failed(found.path, problem)]
     if not wrote or not any(wrote.values()):
-        return [_failed(path, "torch.compiler.load_cache_artifacts() wrote nothing into the caches")]
-    return _coverage(contract, path, wrote)
-
-
-def _read(path: Path) -> bytes:
-    if path.stat().st_size > MAX_BYTES:
-        raise ValueError(f"larger than {MAX_BYTES >> 30} GiB")
-    return path.read_bytes()
+        return [_failed(found.path, "torch.compiler.load_cache_artifacts() wrote nothing into the caches")]
+    return _coverage(contract, found.path, wrote)
 
 
 def _failed(path: Path, why: str) -> Finding:

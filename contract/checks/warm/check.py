@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from contract.checks.cache import artifacts
 from contract.checks.cache.dirs import resolve_dir
 from contract.checks.warm.rules import (
     ARTIFACTS_NOT_LOADED,
@@ -45,7 +45,7 @@ def doctor_check(ctx: Any, *, environ: Mapping[str, str] | None = None) -> list[
 
 def _predict(ctx: Any, environ: Mapping[str, str], *, full: bool) -> list[Finding]:
     contract, spec = ctx.contract, ctx.contract.cache
-    out = _artifacts_file(contract)
+    out = _artifacts_file(ctx)
     if spec.manifest is None:
         if spec.require_warm:
             out.insert(0, _finding(MANIFEST_MISSING, spec, True, "cache.require_warm", *_NO_MANIFEST))
@@ -190,7 +190,7 @@ def _entries(ctx: Any, manifest: Manifest, environ: Mapping[str, str]) -> list[F
     if spec.remote or environ.get("TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE") == "1":
         return []
     cache_dir = resolve_dir(ctx.contract, ctx.snapshot, environ).path
-    supplied = _artifact_keys(ctx.contract, manifest)
+    supplied = _artifact_keys(ctx, manifest)
     cold = {id(r) for r in _records(manifest) if _missing(r, cache_dir, supplied)}
     if not cold:
         return []
@@ -235,10 +235,11 @@ def _entry_exists(cache_dir: str, key: str) -> bool:
         return False
 
 
-def _artifact_keys(contract: Any, manifest: Manifest) -> set[str]:
-    """Keys the `[cache] artifacts` file will write when enforce loads it (as `warm` saved them)."""
+def _artifact_keys(ctx: Any, manifest: Manifest) -> set[str]:
+    """Keys the `[cache] artifacts` file will write when enforce loads it (as `warm` saved them; none when enforce
+    will not load it)."""
     recorded = manifest.artifacts or {}
-    if not contract.cache.artifacts or not contract.resolve_path(contract.cache.artifacts).is_file():
+    if not artifacts.of(ctx).loadable:
         return set()
     keys = recorded.get("keys") if isinstance(recorded, dict) else None
     return {str(k) for v in keys.values() if isinstance(v, list) for k in v} if isinstance(keys, dict) else set()
@@ -256,7 +257,7 @@ def _pgo(manifest: Manifest, contract: Any, ctx: Any, environ: Mapping[str, str]
     if now["job_id"] != job:
         msg = f"PGO job id {job} -> {now['job_id'] or 'unset'}: this start reads no recorded profile, so {effect}"
         return [PGO_STATE_MISSING.finding("TORCH_COMPILE_JOB_ID", msg, fix)]
-    if not now["present"] and "pgo" not in _artifact_types(contract, manifest):
+    if not now["present"] and "pgo" not in _artifact_types(ctx, manifest):
         msg = f"PGO state {now['path']} is missing: {effect}"
         return [PGO_STATE_MISSING.finding(str(now["path"]), msg, fix)]
     return []
@@ -276,26 +277,37 @@ def _static_pgo(contract: Any, ctx: Any, environ: Mapping[str, str], state: str)
     return {"job_id": job, "present": os.path.isfile(path), "path": path}
 
 
-def _artifact_types(contract: Any, manifest: Manifest) -> set[str]:
+def _artifact_types(ctx: Any, manifest: Manifest) -> set[str]:
     recorded = manifest.artifacts or {}
     keys = recorded.get("keys") if isinstance(recorded, dict) else None
-    if not contract.cache.artifacts or not isinstance(keys, dict):
+    if not isinstance(keys, dict) or not artifacts.of(ctx).loadable:
         return set()
-    return {k for k, v in keys.items() if v} if contract.resolve_path(contract.cache.artifacts).is_file() else set()
+    return {k for k, v in keys.items() if v}
 
 
-def _artifacts_file(contract: Any) -> list[Finding]:
-    """CC707 (check, doctor): the `[cache] artifacts` file enforce would load is not there."""
-    spec = contract.cache
-    if not spec.artifacts:
+def _artifacts_file(ctx: Any) -> list[Finding]:
+    """CC707 (check, doctor): the `[cache] artifacts` file enforce would load is not there, or torch cannot use it
+    (damaged or foreign: checked in pure Python, so torch never prints a traceback over it)."""
+    found = artifacts.of(ctx)
+    if found.path is None:
         return []
-    path = Path(contract.resolve_path(spec.artifacts))
-    if path.is_file():
+    if not found.present:
+        return [
+            ARTIFACTS_NOT_LOADED.finding(
+                "cache.artifacts",
+                f"no cache artifacts at {found.path}: enforce has nothing to load, a host with an empty cache compiles "
+                "cold",
+                "run `compile-contract warm CONTRACT` (it saves them) and ship the file with the contract",
+            )
+        ]
+    if found.unusable is None:
         return []
     return [
         ARTIFACTS_NOT_LOADED.finding(
             "cache.artifacts",
-            f"no cache artifacts at {path}: enforce has nothing to load, a host with an empty cache compiles cold",
-            "run `compile-contract warm CONTRACT` (it saves them) and ship the file with the contract",
+            f"cache artifacts {found.path} cannot be loaded: {found.unusable}; enforce skips them, so this start "
+            "compiles cold where the local cache is empty",
+            "run `compile-contract warm CONTRACT` with this torch to save them again, ship the new file and pin it "
+            "(`--pin`)",
         )
     ]

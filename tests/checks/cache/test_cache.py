@@ -279,10 +279,12 @@ def test_redis_with_a_password_answers_with_the_right_one_and_refuses_a_wrong_on
 
 
 def test_remote_cache_not_enabled_in_torch_is_a_warning(tmp_path, start_redis) -> None:
-    server = start_redis()
+    server = start_redis("--requirepass", "secret")
     example = tmp_path / "CC210.toml"
     example.write_text(
-        (EXAMPLES / "CC210_remote_cache_not_used.toml").read_text().replace("redis://127.0.0.1:6379", server.url)
+        (EXAMPLES / "CC210_remote_cache_not_used.toml")
+        .read_text()
+        .replace("redis://:secret@127.0.0.1:6379", server.url)
     )
     found = run_cache(example)
     assert codes(found) == {"CC210"} and all(f.severity == "warning" for f in found)
@@ -319,35 +321,6 @@ def test_redis_with_an_acl_user_answers_to_auth_user_password(start_redis) -> No
     assert remote.check_remote(f"redis://inductor:s3cret@127.0.0.1:{server.port}/0") == []
     [f] = remote.check_remote(f"redis://inductor:wrong@127.0.0.1:{server.port}/0")
     assert f.code == "CC209" and "AUTH refused" in f.message
-
-
-@pytest.fixture
-def unix_group(tmp_path):
-    """Create real groups (and member users) for one test: `unix_group(members, primary=False)` -> gid; root only."""
-    import grp
-    import shutil
-    import uuid
-
-    if os.geteuid() != 0 or not (shutil.which("groupadd") and shutil.which("useradd")):
-        pytest.skip("creating a group with members needs root and groupadd/useradd")
-    made: list[tuple[str, str]] = []
-
-    def make(members: int = 0, *, primary: bool = False) -> int:
-        group = f"cct{uuid.uuid4().hex[:8]}"
-        subprocess.run(["groupadd", group], check=True, capture_output=True)
-        made.append(("groupdel", group))
-        for _ in range(members):
-            user = f"cct{uuid.uuid4().hex[:8]}"
-            how = ["-g", group] if primary else ["-G", group]
-            subprocess.run(
-                ["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", *how, user], check=True, capture_output=True
-            )
-            made.append(("userdel", user))
-        return grp.getgrnam(group).gr_gid
-
-    yield make
-    for tool, name in reversed(made):
-        subprocess.run([tool, name], check=False, capture_output=True)
 
 
 @pytest.mark.parametrize("primary", [False, True], ids=["listed-member", "primary-group-member"])

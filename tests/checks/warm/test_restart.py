@@ -3,6 +3,7 @@ directory, one change at a time; the startup prediction and the runtime `cold_co
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -123,6 +124,8 @@ def warmed(tmp_path_factory, redis: RedisServer | None) -> Path:
     res = run([CLI, "warm", "contract.toml"], site, remote(redis))
     assert res.returncode == 0, res.stdout + res.stderr[-3000:]
     assert res.stdout.startswith(f"warm manifest written: {site / 'warm.json'} (1 region compiled, 1 compile")
+    digest = hashlib.sha256((site / "warm.bin").read_bytes()).hexdigest()
+    assert f'artifacts sha256: {digest}\npin it: add artifacts_sha256 = "{digest}" to [cache]' in res.stdout
     return site
 
 
@@ -233,14 +236,16 @@ def test_without_the_pgo_job_id_or_its_state_file_the_restart_is_predicted_to_co
     assert warm_codes(doctor(site)[1]) == [("CC706", str(state))]
 
 
-def test_artifacts_that_cannot_be_loaded_are_reported_by_enforce(site: Path) -> None:
+def test_artifacts_that_cannot_be_loaded_are_reported_and_never_handed_to_torch(site: Path) -> None:
     from contract.checks.warm import artifacts
     from contract.document.load import load
 
     (site / "warm.bin").write_bytes(b"not torch cache artifacts")
     contract, _ = load(write_contract(site))
-    (finding,) = artifacts.load(contract)
-    assert finding.code == "CC707" and "load_cache_artifacts() wrote nothing into the caches" in finding.message
+    assert artifacts.load(contract) == []  # checked in pure Python first: torch never sees it
+    rc, findings = doctor(site)
+    assert rc == 0 and warm_codes(findings) == [("CC707", "cache.artifacts")]
+    assert "checksum does not match" in findings[0]["message"]
 
 
 def test_a_remote_cache_warms_a_process_whose_local_cache_is_empty(site: Path, redis: RedisServer | None) -> None:

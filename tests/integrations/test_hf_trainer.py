@@ -1,0 +1,100 @@
+"""The Hugging Face Trainer adapter with the real transformers and accelerate on CPU (a tiny Llama): it enforces at
+`on_train_begin` on the Trainer's model, monitors training, ends warm-up after N steps and the first evaluation, and
+turns a `fail` breach into the Trainer's own stop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+pytest.importorskip("accelerate")
+
+import torch
+
+from contract.integrations.hf import CompileContractCallback
+from contract.pipeline import ContractViolation
+from monitor.actions import RecompileBudgetExceeded
+from tests.integrations import hf_setup
+from tests.monitor.conftest import Events
+
+LAYERS = """
+[contract]
+name = "tiny-llama"
+[defaults]
+backend = "eager"
+dynamic = false
+[[region]]
+name = "layers"
+module = "model.layers.*"
+"""
+FAIL = 'recompile_budget = 0\non_breach = "fail"\n'
+
+
+def attach(trainer, path: Path, **kw) -> CompileContractCallback:
+    """The documented way: build the callback with its Trainer and add it."""
+    cb = CompileContractCallback(path, trainer, serve=False, **kw)
+    trainer.add_callback(cb)
+    return cb
+
+
+def test_contract_compiled_layers_are_compiled_when_training_begins_and_counted(tmp_path, write_contract) -> None:
+    """Without `torch_compile` the contract compiles the decoder layers in place; every step runs, counted."""
+    trainer = hf_setup.trainer(tmp_path, [8, 8, 8])
+    cb = attach(trainer, write_contract(LAYERS), logger=Events())
+    trainer.train()
+    snap = cb.monitor.snapshot()["layers"]
+    assert trainer.state.global_step == 3
+    assert snap["compiles"] >= 1 and snap["budget_recompiles"] == 0 and not snap["breached"]
+    assert cb.session.binding is not None and len(cb.session.binding.targets()) == 2
+    assert all(t.compiled is not None for t in cb.session.binding.targets())
+
+
+def test_a_refused_contract_stops_train_before_any_step_with_the_full_report(tmp_path, write_contract) -> None:
+    """A region that matches no module refuses the start: `train()` raises the report, no step has run."""
+    trainer = hf_setup.trainer(tmp_path, [8, 8])
+    attach(trainer, write_contract(LAYERS.replace("model.layers.*", "model.encoder.*")), logger=Events())
+    with pytest.raises(ContractViolation) as info:
+        trainer.train()
+    assert trainer.state.global_step == 0
+    assert any(f.severity == "error" and "model.encoder.*" in f.message for f in info.value.findings)
+
+
+def test_a_callback_built_with_another_trainer_is_refused_before_any_step(tmp_path, write_contract) -> None:
+    """The callback reads the compiled model from its Trainer: one built with another Trainer is an error at once."""
+    path = write_contract(LAYERS)
+    trainer, other = hf_setup.trainer(tmp_path, [8]), hf_setup.trainer(tmp_path, [8])
+    trainer.add_callback(CompileContractCallback(path, other, serve=False, logger=Events()))
+    with pytest.raises(ValueError, match="built with another Trainer"):
+        trainer.train()
+    assert trainer.state.global_step == 0
+
+
+def test_a_fail_breach_stops_training_cleanly_after_that_step(tmp_path, write_contract) -> None:
+    """A new sequence length past a `fail` budget stops `train()` after that step: no exception, the event logged;
+    the breached layers are armed and raise if called again."""
+    events = Events()
+    trainer = hf_setup.trainer(tmp_path, [8, 8, 8, 12, 12, 12])
+    cb = attach(trainer, write_contract(LAYERS + FAIL), warmup_steps=2, logger=events)
+    trainer.train()
+    assert cb.stopped_at == 4 and trainer.state.global_step == 4
+    [stopped] = events.named("training_stopped")
+    assert stopped["regions"] == ["layers"] and stopped["engine"] == "hf_trainer"
+    snap = cb.monitor.snapshot()["layers"]
+    assert snap["breached"] and snap["fail_armed"]
+    with pytest.raises(RecompileBudgetExceeded):
+        trainer.model(torch.ones(1, 12, dtype=torch.long))
+
+
+def test_warmup_waits_for_the_first_evaluation_of_the_run(tmp_path, write_contract) -> None:
+    """Evaluation compiles the layers again (eval mode, no grad): warm-up lasts until it has run, so that recompile
+    never breaches a zero `fail` budget."""
+    events = Events()
+    trainer = hf_setup.trainer(tmp_path, [8, 8, 8, 8], eval_lengths=[8], eval_strategy="steps", eval_steps=2)
+    cb = attach(trainer, write_contract(LAYERS + FAIL), warmup_steps=1, logger=events)
+    trainer.train()
+    assert cb.stopped_at is None and trainer.state.global_step == 4
+    snap = cb.monitor.snapshot()["layers"]
+    assert snap["recompiles"] >= 1 and not snap["breached"]
+    assert events.named("monitor_warm")

@@ -125,15 +125,36 @@ def compiled_callable() -> Any | None:
     return None
 
 
+_CALLS = ("_call_impl", "_wrapped_call_impl", "__call__")
+"""Names of a compiled bound method that run the module's forward: `module.compile()`, `torch.compile(module)`,
+Hugging Face's `torch.compile(self.__call__)`."""
+
+
 def owner_of(fn: Any) -> tuple[Any, str] | None:
-    """(module instance, method name) of a compiled callable; `_call_impl` (module.compile()) means forward."""
-    fn = getattr(fn, "__wrapped__", fn)  # contract.apply compiles torch.nn builtins through wrap_inline
+    """(module instance, method name) of a compiled callable; the module's call (see `_CALLS`) means forward."""
+    fn = getattr(fn, "__wrapped__", fn)  # wrap_inline (contract.apply, torch.compile of a torch.nn builtin)
+    if hasattr(fn, "_call_impl") and not hasattr(fn, "__func__"):  # wrap_inline(module) keeps the module itself
+        return fn, "forward"
     inner = getattr(fn, "__func__", None)
     instance = getattr(fn, "__self__", None)
     if inner is None or instance is None:
         return None
     name = getattr(inner, "__name__", "")
-    return instance, "forward" if name in ("_call_impl", "_wrapped_call_impl") else name
+    return instance, "forward" if name in _CALLS else name
+
+
+def code_of(frame: FrameType | None) -> Any | None:
+    """The code object a `convert_frame._compile` frame compiles (its `code` argument), or None."""
+    try:
+        return frame.f_locals.get("code") if frame is not None else None
+    except Exception:  # a frame whose locals cannot be read
+        return None
+
+
+def is_recompile(compile_id: str) -> bool:
+    """Dynamo had compiled this frame before (`frame_id/frame_compile_id` with a compile number above 0)."""
+    last = compile_id.rpartition("/")[2]
+    return last.isdigit() and int(last) > 0
 
 
 def compile_frame() -> FrameType | None:
@@ -179,9 +200,14 @@ class DynamoStack:
     def __init__(self) -> None:
         self._entry: tuple[int, Any] | None = None
         self._compile: tuple[int, Any] | None = None
+        self.context: Any = None
+        """The Dynamo context (`self` of `compile_wrapper`) of the last `compiled_callable()` found: how that
+        compile was asked for (read for regions an engine compiles lazily)."""
 
     def compiled_callable(self) -> Any | None:
-        """`fn` of the innermost `compile_wrapper` on the stack (the callable being compiled), or None."""
+        """`fn` of the innermost `compile_wrapper` on the stack (the callable being compiled), or None; its context
+        is kept in `context`."""
+        self.context = None
         entry = self._entry
         if entry is not None:
             frame = _frame_at(entry[0] + 1)
@@ -191,9 +217,14 @@ class DynamoStack:
                     if frame is None:
                         return None
                     if _is_wrapper(frame.f_code):
-                        return frame.f_locals.get("fn")
+                        return self._fn_of(frame)
                     frame = frame.f_back
         return self._learn()
+
+    def _fn_of(self, frame: FrameType) -> Any | None:
+        local = frame.f_locals
+        self.context = local.get("self")
+        return local.get("fn")
 
     def compile_frame(self) -> FrameType | None:
         """The `convert_frame._compile` frame of the compile in progress (for its recompile reasons)."""
@@ -219,7 +250,8 @@ class DynamoStack:
                 entry = (depth, code)
             if _is_wrapper(code):
                 self._entry = entry
-                return frame.f_locals.get("fn")
+                return self._fn_of(frame)
+        self.context = None
         return None
 
 

@@ -17,6 +17,12 @@ class RecompileBudgetExceeded(RuntimeError):
     ):
         self.region, self.count, self.budget, self.reasons, self.kind = region, count, budget, tuple(reasons), kind
         last = f"; last reason: {reasons[-1]}" if reasons else ""
+        if kind == "engine_settings":
+            super().__init__(
+                f"region {region!r} was compiled by the engine with other settings than the contract's{last}; "
+                "compile with the contract's settings in the engine, or write the engine's into the contract"
+            )
+            return
         super().__init__(
             f"region {region!r} exceeded its {kind.replace('_', ' ')} ({count} > {budget}){last}; "
             f"fix the guard failure or raise {kind} in the contract"

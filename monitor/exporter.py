@@ -86,7 +86,7 @@ def _escape_value(value: str) -> str:
 
 
 def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family, ...]:
-    """Every family the exporter emits, in order (see the agreed metric list in the README)."""
+    """Every family the exporter emits, in order (the metrics table of docs/topics/monitor.md is generated from it)."""
     p = PREFIX
     per = [{"region": r} for r in regions]
     by_reason = [{"region": r, "reason": c} for r in regions for c in CATEGORIES]
@@ -204,6 +204,45 @@ _WARM_GAUGES = (
 """The same, for the compile-time budget gauges."""
 
 
+def _unclaimed(totals: dict[str, Any]) -> list[_Family]:
+    """The families of compiles no region claims, built per scrape: their `code` labels appear as Dynamo compiles
+    new code (bounded by `monitor.unclaimed.MAX_CODES`)."""
+    p, u = PREFIX, totals["unclaimed"]
+    codes = sorted(u["codes"].items())
+    budget = float("inf") if u["budget"] is None else float(u["budget"])
+    return [
+        _family(
+            p + "unclaimed_compiles",
+            "Dynamo compiles no region claims (an engine's own compile, a compiled loss or sampler), by the "
+            "qualified name of the code compiled.",
+            "counter",
+            [(p + "unclaimed_compiles_total", {"code": c}) for c, _ in codes],
+            lambda _r, _t: [n[0] for _, n in codes],
+        ),
+        _family(
+            p + "unclaimed_recompiles",
+            "Recompiles among the unclaimed compiles (a frame Dynamo had compiled before), by code.",
+            "counter",
+            [(p + "unclaimed_recompiles_total", {"code": c}) for c, _ in codes],
+            lambda _r, _t: [n[1] for _, n in codes],
+        ),
+        _family(
+            p + "unclaimed_compile_budget",
+            "Unclaimed compiles the process may make ([monitor] unclaimed_compile_budget; +Inf: no budget).",
+            "gauge",
+            [(p + "unclaimed_compile_budget", {})],
+            lambda _r, _t: [budget],
+        ),
+        _family(
+            p + "unclaimed_budget_exceeded",
+            "1 when the unclaimed compiles exceeded their budget.",
+            "gauge",
+            [(p + "unclaimed_budget_exceeded", {})],
+            lambda _r, _t: [1 if u["breached"] else 0],
+        ),
+    ]
+
+
 def _hist_values(rows: list[tuple], _totals: dict[str, Any]) -> list[float]:
     """Cumulative buckets, +Inf, _count, _sum per region (prometheus_client's histogram sample order)."""
     out: list[float] = []
@@ -239,7 +278,7 @@ class LedgerCollector(Collector):
 
     def describe(self) -> Iterator[Metric]:
         """Names only (for the registry's duplicate check), without reading the ledger."""
-        for fam in self._layout:
+        for fam in (*self._layout, *_unclaimed({"unclaimed": {"codes": {}, "budget": None, "breached": False}})):
             yield Metric(fam.name, fam.doc, fam.kind)
 
     def collect(self) -> Iterator[Metric]:
@@ -247,7 +286,7 @@ class LedgerCollector(Collector):
         try:
             rows, totals = self._read()
             families = []
-            for fam in self._layout:
+            for fam in (*self._layout, *_unclaimed(totals)):
                 metric = Metric(fam.name, fam.doc, fam.kind)
                 metric.samples = [
                     Sample(n, labels, v) for (n, labels), v in zip(fam.series, fam.values(rows, totals), strict=True)
@@ -262,7 +301,8 @@ class LedgerCollector(Collector):
         """This collector's families in the text format (what `generate_latest` writes for them); "" on failure."""
         try:
             rows, totals = self._read()
-            return "".join([self._render(fam, fam.values(rows, totals)) for fam in self._layout])
+            fixed = [self._render(fam, fam.values(rows, totals)) for fam in self._layout]
+            return "".join(fixed + [self._render_once(fam, fam.values(rows, totals)) for fam in _unclaimed(totals)])
         except Exception as exc:  # as collect(): the endpoint still answers, without our families
             self._failed(exc)
             return ""
@@ -284,6 +324,10 @@ class LedgerCollector(Collector):
         text = fam.header + "".join(map(str.__add__, fam.prefixes, map(self._number, values)))
         self._rendered[fam.name] = (values, text)  # one tuple swap: concurrent scrapes see old or new, both whole
         return text
+
+    def _render_once(self, fam: _Family, values: list[float]) -> str:
+        """A family whose series change between scrapes: rendered anew each time."""
+        return fam.header + "".join(map(str.__add__, fam.prefixes, map(self._number, values)))
 
     def _read(self) -> tuple[list[tuple], dict[str, Any]]:
         if self._before is not None:

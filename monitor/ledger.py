@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from contract.document.schema import Region
 from monitor.reasons import CATEGORIES
+from monitor.unclaimed import Unclaimed
 
 BUCKETS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 """Upper bounds (seconds) of the compile-time histogram, shared with ops/ dashboards."""
@@ -136,7 +137,9 @@ class Outcome(NamedTuple):
 class Ledger:
     """Per-region state, updated from Dynamo's callbacks and read at scrape/snapshot time."""
 
-    def __init__(self, regions: Iterable[Region], *, manual_warmup: bool = False) -> None:
+    def __init__(
+        self, regions: Iterable[Region], *, manual_warmup: bool = False, unclaimed_budget: int | None = None
+    ) -> None:
         self._lock = threading.Lock()
         self._regions = {r.name: RegionStats(region=r) for r in regions}
         self._ids: OrderedDict[str, tuple[str, int]] = OrderedDict()
@@ -144,7 +147,8 @@ class Ledger:
         self.manual_warmup = manual_warmup
         self.warm = False
         self.errors = dict.fromkeys(ERROR_KINDS, 0)
-        self.unattributed = 0
+        self.unclaimed = Unclaimed(unclaimed_budget)
+        """Compiles no region claims (its own lock: they never touch a region's stats)."""
         self.resets = 0
 
     @property
@@ -258,6 +262,17 @@ class Ledger:
             rs.breaches.append("compile_seconds_budget")
             return Outcome(False, True, rs.budget_recompiles, "compile_seconds_budget", len(rs.breaches) == 1, 0)
 
+    def record_breach(self, region: str, kind: str, reason: str) -> Outcome | None:
+        """A breach that is no count over a budget (`engine_settings`: the engine compiled with other settings); an
+        Outcome the first time the region has it, else None."""
+        with self._lock:
+            rs = self._regions[region]
+            if kind in rs.breaches:
+                return None
+            rs.breaches.append(kind)
+            rs.last_reasons.append(reason)
+            return Outcome(False, True, rs.budget_recompiles, kind, len(rs.breaches) == 1, 0)
+
     def record_reason(self, region: str, category: str, reason: str | None) -> None:
         """The guard-failure category (metric label) and bounded text of a recompile `record_compile` reported."""
         with self._lock:
@@ -362,11 +377,6 @@ class Ledger:
             self.errors[kind] += 1
             return self.errors[kind]
 
-    def unattributed_compile(self) -> None:
-        """A compile outside every region (a function the contract does not cover)."""
-        with self._lock:
-            self.unattributed += 1
-
     def region_of_frame(self, frame: str) -> str | None:
         """Region that last compiled a Dynamo frame id."""
         with self._lock:
@@ -407,7 +417,7 @@ class Ledger:
             return rows, self._totals()
 
     def totals(self) -> dict[str, Any]:
-        """Monitor-wide values: warm flag, internal errors, unattributed compiles, resets seen."""
+        """Monitor-wide values: warm flag, internal errors, unclaimed compiles, resets seen."""
         with self._lock:
             return self._totals()
 
@@ -415,7 +425,7 @@ class Ledger:
         return {
             "warm": self.warm,
             "errors": dict(self.errors),
-            "unattributed": self.unattributed,
+            "unclaimed": self.unclaimed.export(),
             "resets": self.resets,
         }
 

@@ -4,7 +4,7 @@
 region instance the compiles it made with the FX-graph / AOTAutograd keys and Inductor's own per-component hashes
 of each key (`FxGraphCachePickler.debug_lines()`: one `[hash] name: value` line per ingredient). The startup checks
 (`check`, `doctor`, `enforce`) and the runtime monitor both compare against it through this module, so the
-prediction and the explanation of a cold compile are one implementation. Field reference: README, "Warm manifest".
+prediction and the explanation of a cold compile are one implementation. Field reference: docs/topics/warm-starts.md, "Warm manifest".
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 from contract.binding.targets import Binding, Target
 from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded, act
+from monitor.claims import Claims
 from monitor.coldstart import ColdStart
 from monitor.events import EventFile, open_events, report_hint, started_fields
 from monitor.exporter import LedgerCollector, Server, rank_info
@@ -63,7 +64,11 @@ class Monitor:
         self._act = act
         """Carries out `on_breach` (`monitor.actions.act`; an engine adapter defers `fail` to its step boundary)."""
         spec = binding.contract.monitor
-        self.ledger = Ledger((rb.region for rb in binding.regions.values()), manual_warmup=manual_warmup)
+        self.ledger = Ledger(
+            (rb.region for rb in binding.regions.values()),
+            manual_warmup=manual_warmup,
+            unclaimed_budget=spec.unclaimed_compile_budget,
+        )
         self.log = logger if logger is not None else make_logger(spec.log_format, environ=environ)
         self._info_on = logging.getLogger(LOGGER_NAME).isEnabledFor if logger is None else None
         """Level test of our own logger (an injected logger gets every event: its level is its business)."""
@@ -83,6 +88,8 @@ class Monitor:
         """Per thread inside a hook: its first fault (a raising logger included), counted once when the hook ends."""
         self._stopped = False
         self._skipped = _dynamo.SkippedFrames()
+        self._claims = Claims(binding, self.ledger, self._say, fail=spec.unclaimed_on_breach == "fail")
+        """Compiles no region claims, and the first compile of each instance of a region the engine compiles."""
         self._events: EventFile | None = None
         self._events = open_events(binding.contract, self._env, on_error=lambda exc: self._error("events", exc))
         self.cold = ColdStart(binding, say=self._say, on_cold=self.ledger.record_cold, record=record_keys)
@@ -221,12 +228,15 @@ class Monitor:
                 self._error("export", exc)
 
     def _on_start(self, args: Any) -> None:
-        """Start callback: only the clock (attribution waits for the end, when the compile id is final)."""
+        """Start callback: only the clock (attribution waits for the end, when the compile id is final); once the
+        unclaimed budget armed `fail`, an unclaimed compile raises here, in the thread that compiles."""
         try:
             self._inflight[get_ident()] = self._clock()
             self.cold.take()  # cache lookups outside a Dynamo compile (a standalone Inductor compile) are not its own
         except Exception as exc:
             self._error("hook", exc)
+        if self._claims.armed is not None:
+            self._claims.raise_if_unclaimed()
 
     def _on_end(self, args: Any) -> None:
         """End callback (guarded: a fault is counted once, never raised into Dynamo)."""
@@ -243,10 +253,12 @@ class Monitor:
         target = self._target_of(fn) if fn is not None else None
         breaks, splits, cache = self._deltas()
         lookups = self.cold.take()
-        if target is None:
-            return self.ledger.unattributed_compile()
         cid = _dynamo.compile_id(args)
+        if target is None:
+            return self._claims.unclaimed(cid, fn, self._stack.compile_frame(), seconds, len(breaks))
         out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, breaks, cache, splits)
+        if self.binding.regions[target.region].region.engine:
+            self._verify_engine(target, cid)
         if not self.binding.regions[target.region].region.fullgraph:  # fullgraph raises: not a silent eager frame
             self._skipped.expect(cid, (target, cid, len(breaks)))
         reason = category = None
@@ -265,6 +277,24 @@ class Monitor:
                 buckets=splits,
                 effect="DDPOptimizer split the graph at gradient buckets: not a graph break",
             )
+
+    def _verify_engine(self, target: Target, cid: str) -> None:
+        """A region the engine compiles, at each instance's first compile: compiled with the contract's settings?"""
+        diff = self._claims.verify(target, self._stack.context)
+        if not diff:
+            return
+        self._say(
+            "error",
+            "engine_compile_mismatch",
+            region=target.region,
+            module=target.path or "<root>",
+            method=target.method,
+            compile_id=cid,
+            differences=diff,
+        )
+        out = self.ledger.record_breach(target.region, "engine_settings", diff)
+        if out is not None:
+            self._breach(target.region, out)
 
     def _on_aux(self, args: Any, seconds: float) -> None:
         """Lazy backward / CUDA-graph recording: charged (with its cache lookups) to the region that compiled that id."""
@@ -419,6 +449,8 @@ class Monitor:
             count, budget = out.budget_recompiles, settings.recompile_budget
         elif out.breach == "compile_seconds_budget":
             count, budget = round(seconds or 0.0, 3), settings.compile_seconds_budget or 0.0
+        elif out.breach == "engine_settings":
+            count, budget = 1, 0
         else:
             count, budget = out.break_sites, settings.graph_break_budget
         last = self.ledger.last_reasons(region)

@@ -122,7 +122,7 @@ def _steps(binding: Binding, mon: Any, step: Callable[[Any, int], Any], steps: i
 def build(
     binding: Binding, regions: dict[str, Any], shared: dict[str, Any], saved: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """The manifest's JSON data (field reference: README, "Warm manifest")."""
+    """The manifest's JSON data (field reference: docs/topics/warm-starts.md, "Warm manifest")."""
     from contract import _caches
 
     contract = binding.contract

@@ -13,15 +13,30 @@ from contract.binding.targets import Binding, RegionBinding, Target
 
 
 def apply(binding: Binding) -> Binding:
-    """Compile (or keep eager) every target, from the same binding that was checked."""
+    """Compile (or keep eager) every target, from the same binding that was checked; an engine region compiles
+    nothing: its targets only learn where the engine's compile lives (for the monitor's eager and fail actions)."""
+    engine = None
     for rb in binding.regions.values():
         if rb.state != "unapplied":
+            continue
+        if rb.region.engine and rb.region.enabled:
+            engine = engine if engine is not None else engine_compiles(binding.model)
+            for target in rb.targets:
+                target.engine = engine.get((id(target.module), target.method))
+            rb.state = "engine"
             continue
         for target in rb.targets:
             target.compiled = _compile(target, rb) if rb.region.enabled else _disable(target)
             set_call(target, target.compiled)
         rb.state = "compiled" if rb.region.enabled else "disabled"
     return binding
+
+
+def engine_compiles(model: torch.nn.Module) -> dict[tuple[int, str], Any]:
+    """(id(module), method) -> the compile someone else made of it (`torch.compiler.disable` wrappers left out)."""
+    from contract import _compiled
+
+    return {(id(c.module), c.method): c for c in _compiled.compiles_in(model) if not c.disabled}
 
 
 def _compile(target: Target, rb: RegionBinding) -> Callable:
@@ -73,10 +88,14 @@ def set_call(target: Target, fn: Callable | None) -> None:
 
 
 def set_eager(binding: Binding, region: str) -> None:
-    """Region-scoped fallback: this region's targets run their original, uncompiled callables."""
+    """Region-scoped fallback: this region's targets run their original, uncompiled callables (an engine region's
+    where its compile was found)."""
     rb = binding.regions[region]
     for target in rb.targets:
-        set_call(target, None)
+        if rb.region.engine:
+            _put_engine(target, lambda c: c.eager)
+        else:
+            set_call(target, None)
     rb.state = "eager"
 
 
@@ -84,13 +103,28 @@ def set_guard(binding: Binding, region: str, make: Callable[[Target], Callable])
     """Install a callable built per target (e.g. one that raises) in place of the region's calls."""
     rb = binding.regions[region]
     for target in rb.targets:
-        set_call(target, make(target))
+        if rb.region.engine:
+            _put_engine(target, lambda c, t=target: make(t))  # type: ignore[misc]
+        else:
+            set_call(target, make(target))
     rb.state = "guarded"
 
 
 def restore(binding: Binding, region: str) -> None:
-    """Switch a region back to what apply installed."""
+    """Switch a region back to what apply installed (an engine region: the engine's compiles)."""
     rb = binding.regions[region]
     for target in rb.targets:
-        set_call(target, target.compiled)
-    rb.state = "compiled" if rb.region.enabled else "disabled"
+        if rb.region.engine:
+            _put_engine(target, lambda c: c.compiled)
+        else:
+            set_call(target, target.compiled)
+    rb.state = "engine" if rb.region.engine else "compiled" if rb.region.enabled else "disabled"
+
+
+def _put_engine(target: Target, choose: Callable[[Any], Callable | None]) -> None:
+    """Switch an engine region's target where the engine's compile lives; a target whose compile was not found
+    (an engine that compiles lazily, before its first compile) keeps running what the engine installs."""
+    from contract import _compiled
+
+    if target.engine is not None:
+        _compiled.put(target.engine, choose(target.engine))

@@ -31,6 +31,9 @@ class Target:
     """True for a compiled `forward`: switched through `nn.Module.compile()`'s slot, not the `forward` attribute."""
     compiled: Callable | None = None
     """The compiled (or disabled) callable installed by apply, kept to switch back after a fallback."""
+    engine: Any = None
+    """For a `compiled_by = "engine"` region: the engine's compile of this method (`contract._compiled.EngineCompile`),
+    found by `apply` or at its first compile; its slot is what an eager or fail breach switches. None: not found."""
 
 
 @dataclass(kw_only=True, eq=False)
@@ -42,7 +45,8 @@ class RegionBinding:
     targets: list[Target] = field(default_factory=list)
     """Claimed (module, method) pairs, in `named_modules()` order."""
     state: str = "unapplied"
-    """`unapplied`, `compiled`, `disabled` (kept eager by contract), `eager` (fallback) or `guarded` (fail)."""
+    """`unapplied`, `compiled`, `engine` (the engine compiles it), `disabled` (kept eager by contract), `eager`
+    (fallback) or `guarded` (fail)."""
 
 
 @dataclass(kw_only=True, eq=False)

@@ -423,7 +423,7 @@ def _fix_for(err: dict) -> str:
     template = _FIXES.get(err["type"])
     if template:
         return template.format(**{**ctx, "name": name, "example": _EXAMPLES.get(field_name, "[...]")})
-    return f"correct {field_name} (`compile-contract explain CC003`; README, Contract reference)"
+    return f"correct {field_name} (`compile-contract explain CC003`; docs/reference/contract.md)"
 
 
 def _preview(value: Any) -> str:

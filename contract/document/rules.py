@@ -27,7 +27,7 @@ recompile_budjet = 4   # CC001: did you mean recompile_budget?
 ```
 
 ## Fix
-Correct the spelling, or remove the key. `compile-contract explain` and the README list every key.
+Correct the spelling, or remove the key. The contract reference (`docs/reference/contract.md`) lists every key.
 """,
 )
 
@@ -77,7 +77,7 @@ recompile_budget = -1   # CC003: must be >= 0
 ```
 
 ## Fix
-Use a value of the documented type and range (README, "Contract reference").
+Use a value of the documented type and range (`docs/reference/contract.md`).
 """,
 )
 

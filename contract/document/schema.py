@@ -131,6 +131,8 @@ Identifier = Annotated[str, AfterValidator(_identifier)]
 Dynamic = Annotated[Any, AfterValidator(_dynamic)]
 NonNegInt = Annotated[int, Field(ge=0)]
 OnBreach = Literal["alert", "eager", "fail"]
+CompiledBy = Literal["contract", "engine"]
+VerifyAt = Literal["start", "first_compile"]
 
 
 class _Table(BaseModel):
@@ -143,58 +145,71 @@ class ContractMeta(_Table):
     """`[contract]`: identity of the document and how to build the model."""
 
     name: Annotated[str, Field(min_length=1, max_length=128)]
-    """Name of the contract, exported as the `contract` label of `torch_compile_contract_info`."""
+    """Contract name; the `contract` label of `torch_compile_contract_info`."""
     model: ImportRef | None = None
-    """`"pkg.module:attr"`, a callable returning the `nn.Module`, so `check FILE` needs no flags."""
+    """`"pkg.module:attr"`: a callable returning the `nn.Module`, so `compile-contract check FILE` needs no flags."""
     step: ImportRef | None = None
-    """`"pkg.module:attr"`, a callable `step(model, i)` running one iteration; enables the dynamic probe."""
+    """`"pkg.module:attr"`: `step(model, i)` runs one iteration of the loop; enables the dynamic probe."""
     torch: TorchSpec | None = None
     """Version requirement on the installed torch, e.g. `">=2.11"`."""
     description: str = ""
-    """Free text for humans."""
+    """Free text."""
 
 
 class Settings(_Table):
     """Compile settings and budgets of a region; `[defaults]` holds the same keys, inherited by every region."""
 
     methods: Annotated[list[Identifier], Field(min_length=1, max_length=32)] | None = None
-    """Methods to compile on each matched module (default `["forward"]`)."""
+    """Methods compiled on each matched module, e.g. `["forward", "decode_step"]`."""
     enabled: bool | None = None
-    """`false` keeps the region eager (`torch.compiler.disable`); then `reason` is required (default `true`)."""
+    """`false` keeps the region eager (`torch.compiler.disable`, also inside a compiled parent); needs `reason`."""
     backend: Annotated[str, Field(min_length=1)] | None = None
-    """`torch.compile` backend (default `"inductor"`)."""
+    """`torch.compile` backend (custom backends included)."""
     mode: Annotated[str, Field(min_length=1)] | None = None
-    """Inductor mode, e.g. `"reduce-overhead"`, `"max-autotune"` (default: torch's default)."""
+    """Inductor mode: `"default"`, `"reduce-overhead"`, `"max-autotune"`, `"max-autotune-no-cudagraphs"`; unset:
+    torch's default."""
     fullgraph: bool | None = None
-    """Refuse graph breaks at compile time (default `false`)."""
+    """Graph breaks are compile errors."""
     dynamic: Dynamic | None = None
-    """`true`, `false` or `"auto"` (torch's `dynamic=None`, the default)."""
+    """`true`, `false`, or `"auto"` (torch's `dynamic=None`: automatic dynamic after a shape change)."""
     options: dict[str, Any] | None = None
-    """Inductor options table, passed as `torch.compile(options=...)`."""
+    """Inductor options table (`torch.compile(options=...)`); quote names with dots:
+    `{ "triton.cudagraphs" = false }`."""
     dynamic_dims: dict[Identifier, list[NonNegInt]] | None = None
-    """Argument name -> dims marked dynamic before the first compile."""
+    """Argument name -> dims marked dynamic before each call reaches Dynamo, e.g. `{ input_ids = [1] }`."""
     recompile_budget: NonNegInt | None = None
-    """Recompiles each instance of the region may make after warm-up (default 0)."""
+    """Recompiles each region instance may make after warm-up."""
     graph_break_budget: NonNegInt | None = None
-    """Distinct graph-break sites each region instance may have (default 0; `fullgraph` implies 0)."""
+    """Distinct graph-break sites each region instance may have (`fullgraph` implies 0)."""
     on_breach: OnBreach | None = None
-    """Action when a budget is exceeded: `"alert"` (default), `"eager"` (region falls back), `"fail"`."""
+    """On a budget breach: `"alert"` (structured error event + metric), `"eager"` (this region alone falls back to
+    its original callables), `"fail"` (the next call of the region raises `RecompileBudgetExceeded`)."""
     warmup_compiles: Annotated[int, Field(ge=1)] | None = None
-    """Compiles per region instance that count as warm-up when the engine never calls `mark_warm()` (default 1)."""
+    """Compiles per region instance that count as warm-up when the engine never calls `mark_warm()`."""
     recompile_limit: Annotated[int, Field(ge=1)] | None = None
-    """Per-region Dynamo recompile limit (torch >= 2.13 `torch.compile(recompile_limit=)`)."""
+    """Per-region Dynamo recompile limit (`torch.compile(recompile_limit=)`, torch >= 2.13); unset: torch's global
+    limit (8)."""
     compile_seconds_budget: Annotated[float, Field(gt=0)] | None = None
     """Seconds one compile of a region instance may take (its first compile, or a recompile counted after
-    warm-up); longer is a breach handled by `on_breach` (default: no budget)."""
+    warm-up); longer is a breach handled by `on_breach`; unset: no budget. A region kept eager (`enabled = false`)
+    never compiles, so a budget there never applies (not a finding, like the other budgets)."""
+    compiled_by: CompiledBy | None = None
+    """Who compiles the region: `"contract"` (`enforce` compiles it with these settings) or `"engine"` (the engine
+    compiles it; `enforce` compiles nothing and verifies the engine used these settings, CC901-CC905)."""
+    verify_at: VerifyAt | None = None
+    """When an `"engine"` region is verified: `"start"` (`enforce` finds the engine's compile on every bound module)
+    or `"first_compile"` (engines that compile lazily, such as `generate()`: the monitor checks the settings at
+    each instance's first compile; a mismatch is a breach handled by `on_breach`)."""
 
 
 class RegionSpec(Settings):
     """`[[region]]`: a glob of submodules, the methods compiled on them, and their settings."""
 
     name: RegionName
-    """Unique region name, used as the `region` metric label."""
+    """Unique region name; the `region` metric label. Letters, digits, `_ . : -`, up to 64."""
     module: ModuleGlob
-    """Glob over `named_modules()` names: `*` one segment, `**` several, `""` the root model."""
+    """Glob over `model.named_modules()` names: `*` matches one dotted segment (`layers.*` is each layer, not its
+    children), `**` spans several, `""` is the root model."""
     reason: str | None = None
     """Why the region is kept eager; required with `enabled = false`."""
 
@@ -203,27 +218,29 @@ class CacheSpec(_Table):
     """`[cache]`: the Inductor cache discipline checked before start."""
 
     dir: Annotated[str, Field(min_length=1)] | None = None
-    """Cache directory (relative paths resolve against the contract file); default `TORCHINDUCTOR_CACHE_DIR`."""
+    """Inductor cache directory; relative paths resolve against the contract file; unset: the
+    `TORCHINDUCTOR_CACHE_DIR` torch uses."""
     min_free_gib: Annotated[float, Field(ge=0)] = 1.0
-    """Free space the cache filesystem must have, in GiB."""
+    """Free space required on the cache filesystem, in GiB."""
     min_free_inodes: NonNegInt = 10_000
-    """Free inodes the cache filesystem must have (Inductor writes many small files)."""
+    """Free inodes required on the cache filesystem (Inductor writes many small files)."""
     fx_graph_cache: bool = False
     """Require the FX graph cache to be enabled."""
     autograd_cache: bool = False
     """Require the AOTAutograd cache to be enabled."""
     remote: Annotated[str, Field(pattern=r"^rediss?://")] | None = None
-    """Remote cache URL, e.g. `redis://127.0.0.1:6379`; must answer at start."""
+    """Remote cache URL (`redis://host:port`, `rediss://` for TLS); must answer `PING` at start."""
     require_persistent: bool = False
     """Refuse tmpfs and the default `/tmp/torchinductor_<user>` cache dir."""
     manifest: Annotated[str, Field(min_length=1)] | None = None
-    """Warm manifest (JSON, relative to the contract file): `compile-contract warm` writes it; `check`, `doctor`
-    and `enforce` compare this start's environment with it and predict a cold start."""
+    """Warm manifest (JSON, relative to the contract file): `compile-contract warm` writes it; `check`, `doctor`,
+    `enforce` and the monitor compare against it (CC7xx, `cold_compile`) and predict a cold start."""
     artifacts: Annotated[str, Field(min_length=1)] | None = None
     """PyTorch's portable cache artifacts (relative to the contract file): `warm` saves them, `enforce` loads them
-    before anything compiles, so a host with an empty cache starts warm."""
+    before anything compiles, so a host with an empty cache starts warm (CC707 when that fails)."""
     require_warm: bool = False
-    """A predicted cold start is an error, not a warning (engines that must not start cold)."""
+    """A certain cold-start prediction (CC701–CC705, CC707) is an error, not a warning (engines that must not start
+    cold)."""
 
 
 class MonitorSpec(_Table):
@@ -232,33 +249,39 @@ class MonitorSpec(_Table):
     addr: str = "127.0.0.1"
     """Address the metrics server binds; loopback unless told otherwise."""
     port: Annotated[int, Field(ge=0, le=65535)] | None = None
-    """Base port (each rank serves on port + LOCAL_RANK); 0 = ephemeral; unset = no server."""
+    """Base port (each torchrun rank serves on `port + LOCAL_RANK`); `0` picks a free port; unset: no server."""
     tls_cert: str | None = None
     """PEM certificate for HTTPS (relative to the contract file)."""
     tls_key: str | None = None
     """PEM private key for HTTPS (relative to the contract file)."""
     snapshot_path: str | None = None
-    """Textfile-collector file written on exit; `{rank}` is replaced by the rank."""
+    """Textfile-collector file written on exit (`{rank}` is replaced by the rank)."""
     events_path: str | None = None
-    """JSON-lines file every monitor event is appended to, for `compile-contract report`; `{rank}` is replaced by the
-    rank, relative paths resolve against the contract file."""
+    """Per-rank JSON-lines file every monitor event is appended to, for `compile-contract report`; `{rank}` is
+    replaced by the rank, relative paths resolve against the contract file."""
     pushgateway: str | None = None
-    """Pushgateway URL to push the final snapshot to on exit."""
+    """Pushgateway URL the final snapshot is pushed to on exit."""
     push_timeout_s: Annotated[float, Field(gt=0, le=60)] = 2.0
-    """Timeout for the Pushgateway push on exit."""
+    """Timeout of that push, in seconds."""
     log_format: Literal["auto", "json", "console"] = "auto"
-    """Log renderer: JSON when not on a TTY (`auto`), or forced."""
+    """Log renderer: `auto` is `json` when not on a TTY and `console` on a TTY; or forced."""
+    unclaimed_compile_budget: NonNegInt | None = None
+    """Dynamo compiles no region claims (an engine's whole-model compile, a compiled loss or sampler) the process may
+    make; one more is a breach handled by `unclaimed_on_breach`; unset: counted, no budget."""
+    unclaimed_on_breach: Literal["alert", "fail"] = "alert"
+    """Action when `unclaimed_compile_budget` is exceeded: `"alert"` (log and metric) or `"fail"` (the next Dynamo
+    compile in the process raises `monitor.RecompileBudgetExceeded` in the thread that compiles)."""
 
 
 class ProbeSpec(_Table):
     """`[probe]`: the dynamic probe run at startup when a `step` is named."""
 
     enabled: bool = True
-    """Run the probe when a step is available."""
+    """Run the dynamic probe when a `step` is named."""
     steps: Annotated[int, Field(ge=2, le=1000)] = 8
-    """Iterations of `step(model, i)`."""
+    """Iterations of `step(model, i)` (CC406 needs at least one step after a region's last recompile)."""
     backend: Annotated[str, Field(min_length=1)] = "eager"
-    """Cheap backend used by the probe."""
+    """Cheap backend the probe compiles with."""
 
 
 class DistributedSpec(_Table):
@@ -272,19 +295,21 @@ class DistributedSpec(_Table):
     per_rank: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=64)] = Field(
         default_factory=list
     )
-    """Components allowed to differ between ranks (globs over the names CC802-CC807 report), e.g.
-    `["env.TORCHINDUCTOR_CACHE_DIR", "cache.dir"]` for a per-node cache directory."""
+    """Components allowed to differ between ranks (globs over the names CC802-CC807 report: `cache.dir`, `env.X`,
+    `config.inductor.X`, `version.X`, `region.NAME`), e.g. `["env.TORCHINDUCTOR_CACHE_DIR", "cache.dir"]` for a
+    per-node cache directory."""
 
 
 class AllowSpec(_Table):
     """`[[allow]]`: silence one finding, with a reason."""
 
     code: Annotated[str, Field(pattern=r"^CC\d{3}$")]
-    """Rule code to silence."""
+    """Rule code to silence, e.g. `"CC504"`."""
     where: Annotated[str, Field(min_length=1)]
-    """Location (exact, or a `*` glob) the finding must have."""
+    """Location the finding must have: exact, or a `*`/`[...]` glob; it also matches a location it is a path suffix
+    of at a `/` boundary."""
     reason: Annotated[str, Field(min_length=1)]
-    """Why this finding is acceptable."""
+    """Why this finding is acceptable (mandatory)."""
 
 
 SECTIONS: dict[str, type[_Table]] = {
@@ -315,6 +340,8 @@ REGION_DEFAULTS: dict[str, Any] = {
     "warmup_compiles": 1,
     "recompile_limit": None,
     "compile_seconds_budget": None,
+    "compiled_by": "contract",
+    "verify_at": "start",
 }
 """Effective value of each setting when neither the region nor `[defaults]` sets it."""
 
@@ -359,6 +386,15 @@ class Region:
     """Per-region Dynamo recompile limit, or None for torch's global one."""
     compile_seconds_budget: float | None = None
     """Seconds one counted compile of an instance may take, or None (no budget)."""
+    compiled_by: str = "contract"
+    """`contract` (enforce compiles it) or `engine` (enforce verifies the engine's compile)."""
+    verify_at: str = "start"
+    """`start` or `first_compile`: when an engine region's settings are verified."""
+
+    @property
+    def engine(self) -> bool:
+        """The engine compiles this region; the contract only verifies and monitors it."""
+        return self.compiled_by == "engine"
 
     def loc(self, key: str = "") -> str:
         """Contract location of one of this region's keys."""
@@ -404,4 +440,6 @@ def resolve_region(index: int, spec: RegionSpec, defaults: Settings) -> Region:
         warmup_compiles=merged["warmup_compiles"],
         recompile_limit=merged["recompile_limit"],
         compile_seconds_budget=merged["compile_seconds_budget"],
+        compiled_by=merged["compiled_by"],
+        verify_at=merged["verify_at"],
     )

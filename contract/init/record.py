@@ -2,7 +2,7 @@
 a private registry, a logger that keeps every event), run the step, and read the compiles, recompiles and graph
 breaks of each region instance, tagged with the step they happened in. The model is put back afterwards.
 
-What the recording sets (README, "compile-contract init"): a region has *settled* at its first step after step 0 in
+What the recording sets (docs/start/adoption.md): a region has *settled* at its first step after step 0 in
 which none of its instances compiled; its warm-up is every step before that (only step 0 when it never settled).
 `warmup_compiles` is the most compiles one instance made in warm-up; `recompile_budget` is the most recompiles of one
 instance the monitor would count with that allowance (0 when none after warm-up); `graph_break_budget` is the most

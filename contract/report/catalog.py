@@ -6,6 +6,7 @@ from __future__ import annotations
 from contract.binding import rules as binding
 from contract.checks.cache import rules as cache
 from contract.checks.custom_ops import rules as custom_ops
+from contract.checks.engine import rules as engine
 from contract.checks.hotpath import rules as hotpath
 from contract.checks.probe import rules as probe
 from contract.checks.ranks import rules as ranks
@@ -26,6 +27,7 @@ RULES: tuple[Rule, ...] = tuple(
             *custom_ops.RULES,
             *warm.RULES,
             *ranks.RULES,
+            *engine.RULES,
         ),
         key=lambda r: r.code,
     )

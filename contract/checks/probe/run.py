@@ -21,8 +21,8 @@ import torch
 from prometheus_client import CollectorRegistry
 from torch import nn
 
-from contract import _torch
-from contract.binding.apply import apply, set_call
+from contract import _compiled, _torch
+from contract.binding.apply import apply, engine_compiles, set_call
 from contract.binding.resolve import bind
 from contract.binding.targets import Binding
 from contract.checks.probe.restore import restore, snapshot
@@ -36,7 +36,7 @@ class Event:
     """One event the monitor emitted during the probe."""
 
     name: str
-    """`compile`, `recompile`, `graph_break`, `recompile_limit_hit`, ... (see README, Runtime monitor)."""
+    """`compile`, `recompile`, `graph_break`, `recompile_limit_hit`, ... (see docs/topics/monitor.md)."""
     step: int
     """Index of the probe step it happened in."""
     fields: dict[str, Any]
@@ -93,9 +93,11 @@ class _Recorder:
 
 def probe_contract(contract: Contract, backend: str) -> Contract:
     """The same regions compiled with the probe's backend (mode and options are Inductor's: dropped), observed
-    only (no budget action, no export)."""
+    only (no budget action, no export); regions the engine compiles are compiled by the probe like the others."""
     regions = tuple(
-        dataclasses.replace(r, backend=backend, mode=None, options={}, on_breach="alert") if r.enabled else r
+        dataclasses.replace(r, backend=backend, mode=None, options={}, on_breach="alert", compiled_by="contract")
+        if r.enabled
+        else r
         for r in contract.regions
     )
     return dataclasses.replace(contract, regions=regions, monitor=MonitorSpec())
@@ -112,6 +114,9 @@ def probe(
     """Run `steps` iterations of `step(model, i)` under the contract compiled with `backend`, then restore."""
     binding, _ = bind(probe_contract(contract, backend), model)
     config, saved = _torch.dynamo_config(), snapshot(model)
+    engine = list(engine_compiles(model).values())  # the engine's own compiles run eager while the probe runs
+    for comp in engine:
+        _compiled.put(comp, comp.eager)
     from monitor.runtime import Monitor  # after the snapshot: importing structlog draws from Python's `random`
 
     recorder = _Recorder(binding)
@@ -130,6 +135,8 @@ def probe(
         mon.stop()
         for target in binding.targets():
             set_call(target, None)
+        for comp in engine:
+            _compiled.put(comp, comp.compiled)
         _torch.restore_dynamo(config)
         restore(saved)
     result.events = recorder.events

@@ -22,7 +22,8 @@ class Block(nn.Module):
 
 
 class Tiny(L.LightningModule):
-    """Two blocks and a head; counts its training and validation steps (what a refusal must keep at zero)."""
+    """Two blocks and a head; counts its training and validation steps (what a refusal must keep at zero) in
+    Lightning's batch-end hooks, outside the step methods an engine may compile."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -38,12 +39,18 @@ class Tiny(L.LightningModule):
         return self.head(x).mean()
 
     def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
-        self.train_steps += 1
         return self(batch) ** 2
 
     def validation_step(self, batch: torch.Tensor, batch_idx: int) -> None:
-        self.val_steps += 1
         self(batch)
+
+    def on_train_batch_end(self, outputs: object, batch: torch.Tensor, batch_idx: int) -> None:
+        self.train_steps += 1
+
+    def on_validation_batch_end(
+        self, outputs: object, batch: torch.Tensor, batch_idx: int, dataloader_idx: int = 0
+    ) -> None:
+        self.val_steps += 1
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return torch.optim.SGD(self.parameters(), lr=0.01)

@@ -98,3 +98,70 @@ def test_warmup_waits_for_the_first_evaluation_of_the_run(tmp_path, write_contra
     snap = cb.monitor.snapshot()["layers"]
     assert snap["recompiles"] >= 1 and not snap["breached"]
     assert events.named("monitor_warm")
+
+
+ENGINE = """
+[contract]
+name = "tiny-llama"
+[defaults]
+backend = "eager"
+compiled_by = "engine"
+[[region]]
+name = "{name}"
+module = "{module}"
+"""
+
+
+def compiled_trainer(tmp_path, lengths, monkeypatch, *, regional: bool):
+    """`TrainingArguments(torch_compile=True)` with the eager backend; accelerate's regional compilation when asked
+    (its plugin reads ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION when the Trainer builds its accelerator)."""
+    if regional:
+        monkeypatch.setenv("ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION", "1")
+    return hf_setup.trainer(tmp_path, lengths, torch_compile=True, torch_compile_backend="eager")
+
+
+def test_torch_compile_true_whole_model_is_verified_and_its_recompile_counted_with_the_guard(
+    tmp_path, write_contract, monkeypatch
+) -> None:
+    """`torch_compile=True`: accelerate compiles the whole model at `trainer.model_wrapped`; the engine region over
+    the model is verified there and a new sequence length is a recompile under it, with the guard that failed."""
+    events = Events()
+    trainer = compiled_trainer(tmp_path, [8, 8, 12], monkeypatch, regional=False)
+    cb = attach(trainer, write_contract(ENGINE.format(name="model", module="")), logger=events)
+    trainer.train()
+    assert trainer.model_wrapped is not trainer.model and trainer.state.global_step == 3
+    snap = cb.monitor.snapshot()["model"]
+    assert snap["compiles"] == snap["recompiles"] + 1 and snap["recompiles"] >= 1
+    [recompile] = events.named("recompile")
+    assert "input_ids" in recompile["guard"] and "size mismatch" in recompile["guard"]
+    assert events.named("engine_compile_mismatch") == []
+
+
+def test_accelerate_regional_compilation_is_verified_per_layer_and_the_other_leaves_are_unclaimed(
+    tmp_path, write_contract, monkeypatch
+) -> None:
+    """Regional compilation compiles each decoder layer (the region) and every other leaf (embeddings, norm, head)
+    on a copy of the tree: the layers verify and count under the region, the rest as unclaimed compiles."""
+    events = Events()
+    trainer = compiled_trainer(tmp_path, [8, 8], monkeypatch, regional=True)
+    cb = attach(trainer, write_contract(ENGINE.format(name="layers", module="model.layers.*")), logger=events)
+    trainer.train()
+    assert trainer.model_wrapped is not trainer.model  # accelerate's shallow copy holds the compiled layers
+    snap = cb.monitor.snapshot()["layers"]
+    assert snap["compiles"] >= 1 and not snap["breached"]
+    unclaimed = cb.monitor.ledger.totals()["unclaimed"]
+    assert unclaimed["compiles"] >= 1 and "LlamaRMSNorm.forward" in unclaimed["codes"]
+
+
+def test_torch_compile_with_another_backend_than_the_contract_stops_train_before_any_step(
+    tmp_path, write_contract, monkeypatch
+) -> None:
+    """The contract says inductor, `torch_compile_backend` eager: CC902 naming both values; no step has run."""
+    trainer = compiled_trainer(tmp_path, [8, 8], monkeypatch, regional=False)
+    body = ENGINE.format(name="model", module="").replace('backend = "eager"', 'backend = "inductor"')
+    attach(trainer, write_contract(body), logger=Events())
+    with pytest.raises(ContractViolation) as info:
+        trainer.train()
+    assert trainer.state.global_step == 0
+    [finding] = [f for f in info.value.findings if f.severity == "error"]
+    assert finding.code == "CC902" and "'inductor' (contract) vs 'eager' (engine)" in finding.message

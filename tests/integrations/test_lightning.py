@@ -154,3 +154,68 @@ def test_a_fail_breach_on_one_rank_stops_every_rank_of_a_ddp_fit_at_the_same_ste
     assert [r["breached"] for r in results] == [False, True]
     assert [r["stopped_at"] for r in results] == [4, 4]
     assert [r["train_steps"] for r in results] == [4, 4]
+
+
+STEPS = """
+[contract]
+name = "tiny"
+[defaults]
+backend = "eager"
+dynamic = false
+compiled_by = "engine"
+[[region]]
+name = "steps"
+module = ""
+methods = ["training_step", "validation_step"]
+"""
+
+
+def fit_compiled(callback: CompileContract, lengths: list[int]) -> tuple[M.Tiny, object]:
+    """Lightning's documented way: `trainer.fit(torch.compile(model))` (it re-wraps the step methods)."""
+    model = M.Tiny()
+    trainer = M.trainer([callback], max_steps=len(lengths), num_sanity_val_steps=1)
+    trainer.fit(torch.compile(model, backend="eager", dynamic=False), M.loader(lengths), M.loader(lengths[:1]))
+    return model, trainer
+
+
+def test_engine_compiled_step_methods_are_verified_and_their_compiles_counted_per_method(write_contract) -> None:
+    """`fit(torch.compile(model))`: the step methods Lightning re-wraps are verified against the engine region and
+    their compiles (sanity check's validation_step, then training_step) are counted under it."""
+    events = Events()
+    cb = CompileContract(write_contract(STEPS), serve=False, logger=events)
+    model, _ = fit_compiled(cb, [4, 4, 6])
+    assert model.train_steps == 3
+    compiled = {(e["module"], e["method"]) for e in events.named("compile") if e["region"] == "steps"}
+    assert compiled == {("<root>", "training_step"), ("<root>", "validation_step")}
+    [recompile] = events.named("recompile")
+    assert "size mismatch" in recompile["guard"] and recompile["counted"]
+    assert events.named("engine_compile_mismatch") == []
+
+
+def test_a_fail_breach_in_engine_compiled_steps_stops_the_fit_cleanly(write_contract) -> None:
+    """The same stop for a region Lightning compiles: after the step whose recompile breached, no exception."""
+    body = STEPS + 'recompile_budget = 0\non_breach = "fail"\n'
+    events = Events()
+    cb = CompileContract(write_contract(body), warmup_steps=2, serve=False, logger=events)
+    model, _ = fit_compiled(cb, [4, 4, 4, 6, 6, 6])
+    assert cb.stopped_at == 4 and model.train_steps == 4
+    assert [e["regions"] for e in events.named("training_stopped")] == [["steps"]]
+
+
+def test_an_engine_compile_with_other_settings_stops_fit_before_any_step(write_contract) -> None:
+    """The contract says inductor, the user compiled with eager: CC902 naming both values, before the sanity check."""
+    cb = CompileContract(write_contract(STEPS.replace('backend = "eager"', 'backend = "inductor"')), serve=False)
+    with pytest.raises(ContractViolation) as info:
+        fit_compiled(cb, [4, 4])
+    [finding] = [f for f in info.value.findings if f.severity == "error"]
+    assert finding.code == "CC902" and "'inductor' (contract) vs 'eager' (engine)" in finding.message
+
+
+def test_a_contract_region_inside_the_engine_compiled_step_is_refused_before_any_step(write_contract) -> None:
+    """`fit(torch.compile(model))` with a contract-compiled `blocks.*` region: the step's compile traces the blocks
+    into its own graph, so the region would never compile or be counted: refused at start, naming the outer compile."""
+    cb = CompileContract(write_contract(BLOCKS), serve=False)
+    with pytest.raises(ContractViolation) as info:
+        fit_compiled(cb, [4, 4])
+    [finding] = [f for f in info.value.findings if f.severity == "error"]
+    assert finding.code == "CC903" and "blocks.0.forward" in finding.message and "<root>.forward" in finding.message

@@ -114,3 +114,71 @@ class CompileContractCallback(TrainerCallback):
         if flag:
             accelerator.set_trigger()
         return bool(accelerator.check_trigger())
+
+
+class GenerateContract:
+    """A model whose `generate()` compiles itself (a static cache: `get_compiled_call` compiles `model.__call__` for
+    the decode steps at the first call): enforce at construction, the monitor for its calls, warm-up ended after
+    `warmup_calls` calls, a `fail` breach acted on after the call in flight (that request completes; the region's next
+    call raises `RecompileBudgetExceeded`).
+
+    The region covering the model says `compiled_by = "engine"` and `verify_at = "first_compile"`: nothing is compiled
+    before the first `generate()`, so the engine's settings are verified when it compiles (a mismatch is a breach).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        path: str | Path,
+        *,
+        warmup_calls: int | None = 1,
+        strict: bool = False,
+        serve: bool = True,
+        registry: Any = None,
+        logger: Any = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        """`warmup_calls=None` leaves warm-up to each region's `warmup_compiles`; `serve=False` opens no port;
+        registry/logger/clock go to the monitor (tests)."""
+        self.model = model
+        self.calls = 0
+        self.session = Session(
+            path,
+            warmup_steps=warmup_calls,
+            strict=strict,
+            serve=serve,
+            registry=registry,
+            logger=logger,
+            clock=clock,
+        )
+        self.session.start(model)
+
+    @property
+    def monitor(self) -> Any:
+        """The running monitor: `.snapshot()`, `.mark_warm()`."""
+        return self.session.monitor
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        """`model.generate(...)`, then: one call more, warm-up ended when due, a pending `fail` breach armed."""
+        out = self.model.generate(*args, **kwargs)
+        self.calls += 1
+        self.session.after_step(self.calls)
+        if self.session.pending:
+            self.session.stopping(
+                "hf_generate",
+                self.calls,
+                self.session.arm(),
+                event="generate_fail_armed",
+                effect="this call completed; the breached region's next call raises RecompileBudgetExceeded",
+            )
+        return out
+
+    def stop(self) -> None:
+        """Stop the monitor (final snapshot, push; idempotent)."""
+        self.session.stop()
+
+    def __enter__(self) -> GenerateContract:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

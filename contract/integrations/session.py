@@ -110,16 +110,19 @@ class Session:
         self._pending = {}
         return names
 
-    def stopping(self, engine: str, step: int, regions: list[str]) -> None:
-        """Log the engine's clean stop on a `fail` breach (`training_stopped`)."""
+    def stopping(
+        self,
+        engine: str,
+        step: int,
+        regions: list[str],
+        *,
+        event: str = "training_stopped",
+        effect: str = "every rank stops after this step; a breached region raises RecompileBudgetExceeded if called",
+    ) -> None:
+        """Log what the engine does on a `fail` breach at its boundary (`training_stopped`: the trainer stops;
+        `regions` is empty on a rank that stops because another one breached)."""
         if self.monitor is not None:
-            self.monitor.log.error(
-                "training_stopped",
-                engine=engine,
-                step=step,
-                regions=regions,
-                effect="every rank stops after this step; a breached region raises RecompileBudgetExceeded if called",
-            )
+            self.monitor.log.error(event, engine=engine, step=step, regions=regions, effect=effect)
 
     def _act(self, binding: Binding, region: str, action: str, error: RecompileBudgetExceeded) -> str:
         """The monitor's breach action: `fail` waits for the step boundary (`arm`), the others act at once."""

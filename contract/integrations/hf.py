@@ -58,6 +58,8 @@ class CompileContractCallback(TrainerCallback):
         self.stopped_at: int | None = None
         """The global step at which this callback stopped training on a `fail` breach (None: it did not)."""
         self._evaluated = False
+        self._accelerator: Any = None
+        """The Trainer's accelerator when several processes train (their stop decision is reduced), else None."""
 
     @property
     def monitor(self) -> Any:
@@ -73,12 +75,17 @@ class CompileContractCallback(TrainerCallback):
             )
         self.stopped_at = None
         self._evaluated = False
+        accelerator = getattr(self.trainer, "accelerator", None)
+        self._accelerator = accelerator if accelerator is not None and accelerator.num_processes > 1 else None
         self.session.start(self.trainer.model_wrapped)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """End warm-up when due; stop on a `fail` breach of any process."""
-        self.session.after_step(state.global_step, waiting=lambda: args.eval_strategy != "no" and not self._evaluated)
-        self._maybe_stop(state, control)
+        session = self.session
+        if not session.warm:
+            session.after_step(state.global_step, waiting=lambda: args.eval_strategy != "no" and not self._evaluated)
+        if session.watches_fail and self.stopped_at is None:
+            self._maybe_stop(state, control)
 
     def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """Evaluation has compiled its mode; a breach during it stops training when it ends."""
@@ -108,8 +115,8 @@ class CompileContractCallback(TrainerCallback):
 
     def _any_process(self, flag: bool) -> bool:
         """Whether any process raised `flag` (locally when there is one process: no tensor, no collective)."""
-        accelerator = getattr(self.trainer, "accelerator", None)
-        if accelerator is None or accelerator.num_processes == 1:
+        accelerator = self._accelerator
+        if accelerator is None:
             return flag
         if flag:
             accelerator.set_trigger()

@@ -60,6 +60,7 @@ class CompileContract(Callback):
         self.stopped_at: int | None = None
         """The global step at which this callback stopped the fit on a `fail` breach (None: it did not)."""
         self._validated = False
+        self._ranks = 1
 
     @property
     def monitor(self) -> Any:
@@ -70,12 +71,16 @@ class CompileContract(Callback):
         """The model is final and nothing has compiled yet: enforce (every rank gets the same verdict), then monitor."""
         self.stopped_at = None
         self._validated = False
+        self._ranks = trainer.world_size
         self.session.start(pl_module)
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int) -> None:
         """End warm-up when due; stop on a `fail` breach of any rank."""
-        self.session.after_step(trainer.global_step, waiting=lambda: trainer.enable_validation and not self._validated)
-        self._maybe_stop(trainer)
+        session = self.session
+        if not session.warm:
+            session.after_step(trainer.global_step, waiting=lambda: trainer.enable_validation and not self._validated)
+        if session.watches_fail and self.stopped_at is None:
+            self._maybe_stop(trainer)
 
     def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
         """Validation (the sanity check included) has compiled its mode; a breach during it stops the fit when it ends
@@ -85,14 +90,17 @@ class CompileContract(Callback):
             self._maybe_stop(trainer)
 
     def _maybe_stop(self, trainer: Any) -> None:
-        """Every rank asks whether one breached a `fail` region (one boolean reduced per step, only when a region
-        says `on_breach = "fail"`); if so each arms its breached regions and asks Lightning to stop. Lightning's
+        """Every rank asks whether one breached a `fail` region (one boolean reduced across ranks per step, only with
+        several ranks and a region that says `on_breach = "fail"`); if so each arms its breached regions and asks Lightning to stop. Lightning's
         validation-after-stop is skipped (it would call a failed region); with `min_steps`/`min_epochs` unmet
         Lightning keeps going and the failed region raises at its next call."""
         session = self.session
         if not session.watches_fail or self.stopped_at is not None:
             return
-        if not trainer.strategy.reduce_boolean_decision(session.pending, all=False):
+        pending = session.pending
+        if self._ranks > 1:
+            pending = trainer.strategy.reduce_boolean_decision(pending, all=False)
+        if not pending:
             return
         self.stopped_at = trainer.global_step
         trainer.should_stop = True

@@ -59,8 +59,11 @@ class Session:
         self.binding: Binding | None = None
         self.monitor: Monitor | None = None
         self._fail: tuple[RegionBinding, ...] = ()
+        self.watches_fail = False
+        """Some region says `on_breach = "fail"`: the adapter must ask, after each step, whether to stop."""
         self._pending: dict[str, RecompileBudgetExceeded] = {}
-        self._warm = False
+        self.warm = False
+        """Warm-up is over (the adapters test it before reading their engine's step counter)."""
 
     def start(self, model: Any, *, group: Any = None) -> Monitor:
         """Enforce the contract on the engine's model (raises ContractViolation with the full report, on every rank
@@ -75,20 +78,17 @@ class Session:
             self.binding, manual_warmup=self.warmup_steps is not None, act=self._act, **self._monitor_kw
         )
         self._fail = tuple(rb for rb in self.binding.regions.values() if rb.region.on_breach == "fail")
-        self._warm = False
+        self.watches_fail = bool(self._fail)
+        self.warm = False
         if self.warmup_steps == 0:
             self._end_warmup()
         return self.monitor
 
-    @property
-    def watches_fail(self) -> bool:
-        """Some region says `on_breach = "fail"`: the engine must ask, after each step, whether to stop."""
-        return bool(self._fail)
-
     def after_step(self, steps_done: int, *, waiting: Callable[[], bool] | None = None) -> None:
-        """After an optimizer step: end warm-up once `steps_done` reaches `warmup_steps` and `waiting()` (the engine's
-        first evaluation has not run yet: it compiles every region again, in eval and no-grad mode) is false."""
-        if self._warm or self.warmup_steps is None or steps_done < self.warmup_steps:
+        """During warm-up, after an optimizer step: end it once `steps_done` reaches `warmup_steps` and `waiting()`
+        (the engine's first evaluation has not run yet: it compiles every region again, in eval and no-grad mode) is
+        false. Adapters skip the call once `warm`: a steady-state step reads two attributes, nothing more."""
+        if self.warm or self.warmup_steps is None or steps_done < self.warmup_steps:
             return
         if waiting is None or not waiting():
             self._end_warmup()
@@ -139,6 +139,6 @@ class Session:
             self.monitor.stop()
 
     def _end_warmup(self) -> None:
-        self._warm = True
+        self.warm = True
         if self.monitor is not None:
             self.monitor.mark_warm()

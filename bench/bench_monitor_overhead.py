@@ -469,7 +469,7 @@ def _adapter_main(args: argparse.Namespace) -> int:
     print(f"command: python bench/bench_monitor_overhead.py {' '.join(sys.argv[1:])}".rstrip())
     print(f"torch {torch.__version__}, device {args.device}, backend {args.backend}, model {args.model}")
     print(
-        f"adapter {args.adapter}, steady-state step (model call + the adapter's step hook vs + an empty hook): "
+        f"adapter {args.adapter}, steady-state step ({_ARMS[args.adapter == 'generate']}): "
         f"{us_on:.2f} us vs {us_off:.2f} us, ratio {ratio:.4f} (target <= 1.01); A/A control {control:.4f}"
     )
     if alone_ns == alone_ns:  # not NaN: a hook of its own (generate's is the wrapper itself, in the ratio)
@@ -478,6 +478,12 @@ def _adapter_main(args: argparse.Namespace) -> int:
             f"{loop_us:.0f} us (median, its loop and optimizer included): the hook is {alone_ns / 10 / loop_us:.3f} %"
         )
     return 0
+
+
+_ARMS = (
+    "model call + the adapter's step hook vs + an empty hook",
+    "GenerateContract.generate vs the model's own generate",
+)
 
 
 def _print_ratio(ratio: float, us_on: float, us_off: float, control: float) -> None:

@@ -4,6 +4,7 @@ turns a `fail` breach into the Trainer's own stop."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,25 @@ def test_torch_compile_with_another_backend_than_the_contract_stops_train_before
     assert trainer.state.global_step == 0
     [finding] = [f for f in info.value.findings if f.severity == "error"]
     assert finding.code == "CC902" and "'inductor' (contract) vs 'eager' (engine)" in finding.message
+
+
+@pytest.mark.timeout(400)
+def test_a_fail_breach_in_one_process_stops_every_process_of_a_ddp_run_at_the_same_step(tmp_path: Path) -> None:
+    """Two processes (gloo, accelerate's MULTI_CPU); only process 1 meets a new length (at its third step: the
+    distributed sampler gives it items 1, 3, 5): both stop after that step through accelerate's trigger."""
+    from tests.distributed.launch import run_plain
+
+    path = tmp_path / "c.toml"
+    path.write_text(LAYERS + FAIL + "[distributed]\ntimeout_s = 20\n")
+    lengths = {0: "8,8,8,8,8,8", 1: "8,8,8,8,12,12"}
+    runs = run_plain(
+        ["-m", "tests.integrations.hf_ddp_worker", str(path)],
+        2,
+        timeout=300,
+        env_for=lambda r: {"LENGTHS": lengths[r], "OUT_DIR": str(tmp_path)},
+    )
+    assert [r.returncode for r in runs] == [0, 0], [(r.stdout[-500:], r.stderr[-1500:]) for r in runs]
+    results = [json.loads(r.stdout.split("RESULT ", 1)[1].splitlines()[0]) for r in runs]
+    assert [r["processes"] for r in results] == [2, 2]
+    assert [r["breached"] for r in results] == [False, True]
+    assert [r["stopped_at"] for r in results] == [3, 3] and [r["global_step"] for r in results] == [3, 3]

@@ -68,3 +68,27 @@ def is_fsdp_sharded(module: Any) -> bool:
     except ImportError:  # torch built without distributed
         return False
     return isinstance(module, FSDPModule)
+
+
+# FSDP2 forward methods. `register_fsdp_forward_method(module, name)` (public) replaces `module.<name>` with a bound
+# local function `wrapped_method` that runs FSDP's pre/post-forward (under `torch._dynamo.disable`) around the method,
+# made with `functools.wraps` (so its `__wrapped__` is the method, its `__qualname__` the method's; its code object
+# keeps its own name). Same in torch 2.11 and 2.13.
+
+
+def fsdp_forward_method(module: Any, method: str) -> Any:
+    """The method `register_fsdp_forward_method` wrapped on this module, or None when it is not such a wrapper."""
+    fn = getattr(module.__dict__.get(method), "__func__", None)
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_name != "wrapped_method" or "fsdp" not in code.co_filename:
+        return None
+    return getattr(fn, "__wrapped__", None) if is_fsdp_sharded(module) else None
+
+
+def register_fsdp_method(module: Any, method: str, fn: Any) -> Any:
+    """Install `fn` as the method with FSDP2's pre/post-forward around it, and return what is installed."""
+    from torch.distributed.fsdp import register_fsdp_forward_method
+
+    setattr(module, method, fn)
+    register_fsdp_forward_method(module, method)
+    return getattr(module, method)

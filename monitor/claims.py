@@ -12,7 +12,7 @@ from typing import Any
 from contract.binding.targets import Binding, Target
 from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded
-from monitor.ledger import Ledger
+from monitor.ledger import Ledger, Outcome
 from monitor.reasons import brief, categorize, guard_site
 from monitor.unclaimed import LABEL
 
@@ -24,10 +24,13 @@ INSIDE_CACHE = 256
 class Claims:
     """Unclaimed compiles and engine-compile verification for one monitor."""
 
-    def __init__(self, binding: Binding, ledger: Ledger, say: Say, *, fail: bool) -> None:
+    def __init__(
+        self, binding: Binding, ledger: Ledger, say: Say, breach: Callable[[str, Outcome], None], *, fail: bool
+    ) -> None:
         self._binding = binding
         self._ledger = ledger
         self._say = say
+        self._region_breach = breach
         self._fail = fail
         self._verified: set[int] = set()
         self._inside: dict[int, tuple[Any, tuple[str, ...]]] = {}
@@ -109,6 +112,25 @@ class Claims:
         return found
 
     # -- regions the engine compiles: settings at each instance's first compile -----------------------------------
+    def verify_engine(self, target: Target, cid: str, context: Any) -> None:
+        """A region the engine compiles, at each instance's first compile: compiled with the contract's settings?
+        A difference is logged and is a breach of the region (`engine_settings`)."""
+        diff = self.verify(target, context)
+        if not diff:
+            return
+        self._say(
+            "error",
+            "engine_compile_mismatch",
+            region=target.region,
+            module=target.path or "<root>",
+            method=target.method,
+            compile_id=cid,
+            differences=diff,
+        )
+        out = self._ledger.record_breach(target.region, "engine_settings", diff)
+        if out is not None:
+            self._region_breach(target.region, out)
+
     def verify(self, target: Target, context: Any) -> str | None:
         """At an engine region instance's first compile: the differences between how it was compiled and the
         contract's settings ("" when none or unreadable); None when this instance was verified before."""
@@ -117,15 +139,8 @@ class Claims:
         self._verified.add(id(target))
         from contract import _compiled
 
-        if target.engine is None:  # a lazy engine: its compile exists now
-            target.engine = next(
-                (
-                    c
-                    for c in _compiled.compiles_in(target.module)
-                    if c.module is target.module and c.method == target.method and not c.disabled
-                ),
-                None,
-            )
+        if target.engine is None:  # a lazy engine: its compiles exist now, for this instance and its siblings
+            self._locate(target.region)
         actual = _compiled.settings_of(context) if context is not None else None
         region = self._binding.regions[target.region].region
         try:
@@ -134,16 +149,36 @@ class Claims:
             return ""
         return "; ".join(want.differences(actual)) if actual is not None else ""
 
+    def _locate(self, region: str) -> None:
+        """Find where the engine put its compiles for every target of a region still without one (siblings that
+        share this instance's compiled code never compile themselves, yet an eager or fail action must reach
+        them)."""
+        from contract.binding.apply import engine_compiles
+
+        found = engine_compiles(self._binding.model)
+        for t in self._binding.regions[region].targets:
+            if t.engine is None:
+                t.engine = found.get((id(t.module), t.method))
+
 
 def _code_name(code: Any, fn: Any) -> str:
-    """The qualified name of the code Dynamo compiles (`Model.forward`), else of the compiled callable."""
+    """The qualified name of the code Dynamo compiles (`Model.forward`), else of the compiled callable (torch 2.11
+    compiles a plain function through `wrap_inline`'s own frame, shared by every such function)."""
     name = getattr(code, "co_qualname", None) or getattr(code, "co_name", None)
-    if name:
+    if name and not _is_torch(code):
         return str(name)
+    inner = getattr(fn, "__wrapped__", None)
+    if callable(inner) and hasattr(inner, "__qualname__") and not hasattr(inner, "__self__"):
+        return str(inner.__qualname__)
     owner = _dynamo.owner_of(fn) if fn is not None else None
     if owner is not None:
         return f"{type(owner[0]).__qualname__}.{owner[1]}"
     return str(getattr(fn, "__qualname__", "<unknown>"))
+
+
+def _is_torch(code: Any) -> bool:
+    """Code of torch's own wrappers (`wrap_inline`), not the user's."""
+    return "/torch/_dynamo/" in str(getattr(code, "co_filename", "")).replace("\\", "/")
 
 
 def _site(code: Any) -> str:

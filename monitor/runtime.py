@@ -18,18 +18,18 @@ from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded, act
 from monitor.claims import Claims
 from monitor.coldstart import ColdStart
+from monitor.eager_frames import EagerFrames
 from monitor.events import EventFile, open_events, report_hint, started_fields
 from monitor.exporter import LedgerCollector, Server, rank_info
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.outputs import Outputs
-from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site, short
+from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site
 
 TARGET_CACHE = 4096
 """Compiled callables remembered with their contract target (the attribution cache)."""
 LIMIT_IDS = 1024
-"""Compile ids of recompile-limit hits already reported through Dynamo's warning (their metrics record is not
-counted again)."""
+"""Compile ids remembered with whether their compile counts against `compile_seconds_budget`."""
 
 
 class _LimitHandler(logging.Handler):
@@ -80,15 +80,21 @@ class Monitor:
         self._counters = _dynamo.counters()
         self._breaks = _dynamo.BreakLog(self._counters)
         self._cache_seen = _dynamo.cache_totals(self._counters)
-        self._limit_ids: set[str] = set()
         self._owner_pid = os.getpid()
         """The process that started the monitor: a forked child (DataLoader worker) never exports or serves."""
         self._errors_logged: set[str] = set()
         self._hook_faults: dict[int, BaseException | None] = {}
         """Per thread inside a hook: its first fault (a raising logger included), counted once when the hook ends."""
         self._stopped = False
-        self._skipped = _dynamo.SkippedFrames()
-        self._claims = Claims(binding, self.ledger, self._say, fail=spec.unclaimed_on_breach == "fail")
+        self._eager = EagerFrames(self.ledger, self._say, self._breach, self._attribute)
+        """Frames that silently run eager: those Dynamo gave up on, and recompile-limit hits."""
+        self._claims = Claims(
+            binding,
+            self.ledger,
+            self._say,
+            lambda region, out: self._breach(region, out),
+            fail=spec.unclaimed_on_breach == "fail",
+        )
         """Compiles no region claims, and the first compile of each instance of a region the engine compiles."""
         self._events: EventFile | None = None
         self._events = open_events(binding.contract, self._env, on_error=lambda exc: self._error("events", exc))
@@ -107,7 +113,7 @@ class Monitor:
             on_error=self._error,
         )
         self.registry.register(self._collector)
-        self._limit = _LimitHandler(self._guard(self._on_limit_hit))
+        self._limit = _LimitHandler(self._guard(self._eager.on_limit_warning))
         self._start_cb, self._end_cb = self._on_start, self._on_end  # each catches its own exceptions
         _dynamo.register(self._start_cb, self._end_cb, self._guard(self._on_reset))
         _dynamo.limit_logger().addHandler(self._limit)
@@ -149,7 +155,7 @@ class Monitor:
     def _refresh(self) -> None:
         """Before any read of the ledger: hooks still registered, skipped frames of past compiles counted."""
         self.ensure_hooks()
-        self._run_hook(self._check_skipped)
+        self._run_hook(self._eager.check)
 
     def stop(self) -> None:
         """Unhook, write the final snapshot / push if configured, close the server (idempotent).
@@ -163,7 +169,7 @@ class Monitor:
             self._stopped = True
             _dynamo.unregister(self._start_cb, self._end_cb)
             return
-        self._run_hook(self._check_skipped)
+        self._run_hook(self._eager.check)
         self._stopped = True
         atexit.unregister(self.stop)
         if self._sigterm is not None:
@@ -246,7 +252,7 @@ class Monitor:
         """Attribute, record in the ledger, then (recompiles only) read the reason; log; act."""
         start = self._inflight.pop(get_ident(), None)
         seconds = self._clock() - start if start is not None else 0.0
-        self._check_skipped()  # the previous compile's metrics record exists by now
+        self._eager.check()  # the previous compile's metrics record exists by now
         if not _dynamo.is_dynamo(args):
             return self._on_aux(args, seconds)
         fn = self._stack.compiled_callable()
@@ -258,9 +264,9 @@ class Monitor:
             return self._claims.unclaimed(cid, fn, self._stack.compile_frame(), seconds, len(breaks))
         out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, breaks, cache, splits)
         if self.binding.regions[target.region].region.engine:
-            self._verify_engine(target, cid)
+            self._claims.verify_engine(target, cid, self._stack.context)
         if not self.binding.regions[target.region].region.fullgraph:  # fullgraph raises: not a silent eager frame
-            self._skipped.expect(cid, (target, cid, len(breaks)))
+            self._eager.expect(cid, (target, cid, len(breaks)))
         reason = category = None
         if out.recompile:
             frame = self._stack.compile_frame()
@@ -277,24 +283,6 @@ class Monitor:
                 buckets=splits,
                 effect="DDPOptimizer split the graph at gradient buckets: not a graph break",
             )
-
-    def _verify_engine(self, target: Target, cid: str) -> None:
-        """A region the engine compiles, at each instance's first compile: compiled with the contract's settings?"""
-        diff = self._claims.verify(target, self._stack.context)
-        if not diff:
-            return
-        self._say(
-            "error",
-            "engine_compile_mismatch",
-            region=target.region,
-            module=target.path or "<root>",
-            method=target.method,
-            compile_id=cid,
-            differences=diff,
-        )
-        out = self.ledger.record_breach(target.region, "engine_settings", diff)
-        if out is not None:
-            self._breach(target.region, out)
 
     def _on_aux(self, args: Any, seconds: float) -> None:
         """Lazy backward / CUDA-graph recording: charged (with its cache lookups) to the region that compiled that id."""
@@ -468,70 +456,12 @@ class Monitor:
             last_reasons=list(last[-3:]),
         )
 
-    def _check_skipped(self) -> None:
-        """Read Dynamo's metrics records of past compiles: frames it gave up on (they run eager: a graph-break site
-        of the region, logged, budgeted) and recompile-limit hits its silenced warning did not report."""
-        skipped, limits = self._skipped.collect()
-        for (target, cid, n_breaks), fail_type, fail_reason, site in skipped:
-            why = _dynamo.skip_reason(fail_reason)
-            out = self.ledger.record_skipped_frame(
-                target.region, id(target.module), f"{cid.rpartition('/')[0]} {why[:200]}", n_breaks
-            )
-            self._say(
-                "warning",
-                "graph_break",
-                region=target.region,
-                module=target.path or "<root>",
-                compile_id=cid,
-                site=site,
-                skipped_frame=True,
-                fail_type=fail_type,
-                reason=short(why, 200),
-                sites=out.break_sites,
-                effect="Dynamo skipped this frame: it runs eager",
-            )
-            if out.breach is not None:
-                self._breach(target.region, out)
-        for cid, fail_reason in limits:
-            region = None if cid in self._limit_ids else self.ledger.region_of_frame(cid.rpartition("/")[0])
-            if region is not None:
-                self._limit_hit(region, cid, None, fail_reason, source="compilation_metrics")
-
-    def _on_limit_hit(self, record: logging.LogRecord) -> None:
-        """Dynamo's recompile-limit warning, in the compiling thread: the stack names the region instance."""
-        target = self._attribute()
-        if target is not None:
-            cid = _dynamo.compile_id_of(_dynamo.compile_frame())
-            self._limit_hit(target.region, cid, target, _dynamo.limit_hit_reason(record) or "", source="warning")
-
-    def _limit_hit(self, region: str, cid: str, target: Target | None, reason: str, *, source: str) -> None:
-        if cid:
-            if len(self._limit_ids) >= LIMIT_IDS:
-                self._limit_ids.clear()
-            self._limit_ids.add(cid)
-        self.ledger.record_limit_hit(region, brief(reason, 300))
-        where: dict[str, Any] = (
-            {"module": target.path or "<root>", "method": target.method} if target is not None else {}
-        )
-        self._say(
-            "error",
-            "recompile_limit_hit",
-            region=region,
-            compile_id=cid,
-            **where,
-            last_reason=brief(reason, 300),
-            site=guard_site(reason),
-            source=source,
-            effect="Dynamo runs this frame eager for new inputs from now on",
-        )
-
     def _on_reset(self) -> None:
-        self._check_skipped()  # records of compiles before the reset are still there; their ids restart now
+        self._eager.check()  # records of compiles before the reset are still there; their ids restart now
         self.cold.on_reset()
-        self._skipped.forget()
+        self._eager.on_reset()
         self._inflight.clear()
         self._breaks.sync()
-        self._limit_ids.clear()
         self.ledger.on_reset()
         self._say("info", "dynamo_reset_seen")
 

@@ -21,6 +21,7 @@ from contract.document.refs import RefError, resolve
 from contract.document.schema import ProbeSpec
 from contract.findings import Finding
 from contract.init.build import InitError, build
+from contract.init.engine import propose_engine
 from contract.init.environment import DEFAULT_BACKEND, read_environment
 from contract.init.propose import propose
 from contract.init.record import Recording, StepError, record
@@ -61,7 +62,7 @@ def generate(opts: Options) -> Result:
         raise InitError("no model: pass MODEL_REF (pkg.module:attr returning the nn.Module)")
     step = _step(opts.step_ref)
     built = build(opts.model_ref, meta=step is None)
-    proposal = propose(built.model)
+    proposal = propose_engine(built.model) or propose(built.model)
     draft = Draft(
         name=opts.name or _kebab(type(built.model).__name__),
         model_ref=opts.model_ref,

@@ -37,6 +37,10 @@ class Proposed:
     """Module paths it matches."""
     cls: str
     """Class name of the matched modules."""
+    engine: tuple[str, ...] = ()
+    """For a region the engine compiles: its TOML lines (`compiled_by = "engine"` and the settings it used)."""
+    methods: tuple[str, ...] = ()
+    """Methods other than `forward` (an engine's compiled step methods)."""
 
 
 @dataclass(frozen=True, kw_only=True)

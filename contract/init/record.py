@@ -21,7 +21,7 @@ from typing import Any
 from torch import nn
 
 from contract import _torch
-from contract.binding.apply import apply, set_call
+from contract.binding.apply import apply, unapply
 from contract.binding.resolve import bind, parameters
 from contract.document.load import Contract
 from contract.document.schema import MonitorSpec
@@ -156,8 +156,7 @@ def record(contract: Contract, model: nn.Module, step: Callable, *, steps: int, 
             _run(events, model, step, steps, step_ref)
             snap = mon.snapshot()
     finally:
-        for target in binding.targets():
-            set_call(target, None)
+        unapply(binding)
         _torch.restore_dynamo(config)
         restore(saved)
     backend = next((r.backend for r in contract.regions if r.enabled), "inductor")

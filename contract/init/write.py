@@ -93,7 +93,7 @@ def _defaults(draft: Draft, findings: list[Finding]) -> list[str]:
     else:
         out += comment(f"chosen with --backend (torch's default is {DEFAULT_BACKEND!r})")
     out.append(f"backend = {_s(draft.backend)}")
-    if draft.backend == DEFAULT_BACKEND:
+    if draft.backend == DEFAULT_BACKEND and not any(r.engine for r in draft.proposal.regions):
         others = ", ".join(m for m in draft.env.modes if m != "default")
         out += comment(f"Inductor's default mode; this torch also accepts: {others}")
         out.append('mode = "default"')
@@ -116,6 +116,9 @@ def _region(region: Proposed, rec: RegionRecord | None, recording: Recording | N
     for f in notes:
         out += finding_lines(f)
     out += ["[[region]]", f"name = {_s(region.name)}", f"module = {_s(region.module)}"]
+    if region.methods:
+        out.append("methods = [" + ", ".join(_s(m) for m in region.methods) + "]")
+    out += list(region.engine)
     if rec is not None and recording is not None:
         out += recorded_keys(rec, recording)
     return out + [""]

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from monitor.report.read import Event, Reading
+from monitor.unclaimed import LABEL as UNCLAIMED
 
 KINDS: tuple[str, ...] = ("first", "cold", "recompile", "backward", "cudagraph")
 """Span kinds: first compile (cache hit or no Inductor cache), cold compile (an Inductor cache miss), recompile, lazily
@@ -283,6 +284,20 @@ def _aux(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
         run.t0 = min(run.t0 or span.start, span.start)
 
 
+def _unclaimed(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
+    """A compile no region claims: a row of its own (`<unclaimed>`), its spans named by the compiled code, its
+    recompiles' guards listed like a region's."""
+    f = e.fields
+    as_compile = replace(e, fields={**f, "region": UNCLAIMED, "module": _s(f.get("name"))})
+    _compile(run, as_compile, rank, info, {})
+    if f.get("recompile") is True:
+        cell = run.region(UNCLAIMED).cell(rank)
+        cell.recompile_events += 1
+        key = (_s(f.get("reason")) or "other", _s(f.get("guard")), _s(f.get("guard_site")), "")
+        cell.reasons[key] += 1
+        run.region(UNCLAIMED).reason_ranks.setdefault(key, set()).add(rank)
+
+
 def _recompile(run: Run, e: Event, rank: str, info: RankInfo, pending: dict[tuple[str, str], list[Span]]) -> None:
     f = e.fields
     view = run.region(f["region"])
@@ -366,6 +381,7 @@ _HANDLERS = {
     "compile": _compile,
     "aux_compile": _aux,
     "recompile": _recompile,
+    "unclaimed_compile": _unclaimed,
     "graph_break": _graph_break,
     "budget_exceeded": _breach,
     "recompile_limit_hit": _limit_hit,

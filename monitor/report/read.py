@@ -28,6 +28,8 @@ EVENTS = frozenset(
         "graph_break",
         "budget_exceeded",
         "recompile_limit_hit",
+        "unclaimed_compile",
+        "engine_compile_mismatch",
         "monitor_error",
         "metrics_port_unavailable",
         "metrics_snapshot_written",
@@ -35,7 +37,16 @@ EVENTS = frozenset(
 )
 """Event names the monitor emits."""
 REGION_EVENTS = frozenset(
-    {"compile", "aux_compile", "recompile", "graph_break", "budget_exceeded", "recompile_limit_hit"}
+    {
+        "compile",
+        "aux_compile",
+        "recompile",
+        "graph_break",
+        "budget_exceeded",
+        "recompile_limit_hit",
+        "unclaimed_compile",
+        "engine_compile_mismatch",
+    }
 )
 """Events that belong to a region (skipped with a note when their `region` is missing)."""
 EXAMPLES = 3

@@ -197,3 +197,42 @@ def test_a_region_whose_forward_an_offload_hook_replaced_with_a_partial_compiles
     torch._dynamo.utils.counters.clear()
     model.layers[0](torch.randn(2, 8))
     assert calls and torch._dynamo.utils.counters["frames"]["ok"] >= 1
+
+
+def builtin_region(write_contract, model: Model, extra: str = "") -> Binding:
+    """The contract with its head region over `head.lin`, an `nn.Linear` (a torch.nn class Dynamo's rules skip)."""
+    text = CONTRACT.format(extra="").replace('module = "head"', f'module = "head.lin"{extra}')
+    _, binding, findings = check(write_contract(text.replace('methods = ["forward", "decode"]', "")), model)
+    assert not [f for f in findings if f.severity == "error"], findings
+    return apply(binding)
+
+
+def test_a_torch_nn_region_runs_its_own_hooks_eager_around_its_compiled_forward(write_contract) -> None:
+    """A torch.nn region's own hooks run eager, as a user class's do under module.compile(): a pre-hook under
+    torch.compiler.disable (as FSDP2's are) is no graph break, and the forward between the hooks still compiles."""
+    model, reference = Model(), Model()
+    calls: list[str] = []
+    pre = torch.compiler.disable(lambda module, args: calls.append("pre"))
+    for m in (model.head.lin, reference.head.lin):
+        m.register_forward_pre_hook(pre)
+        m.register_forward_hook(lambda module, args, out: out * 2)
+    builtin_region(write_contract, model)
+    torch._dynamo.utils.counters.clear()
+    x = torch.randn(4, 8)
+    assert torch.equal(model.head(x), reference.head(x))
+    counters = torch._dynamo.utils.counters
+    assert calls == ["pre", "pre"] and counters["frames"]["ok"] == 1 and not counters["graph_break"]
+
+
+def test_a_torch_nn_region_switched_to_eager_runs_uncompiled_and_can_switch_back(write_contract) -> None:
+    """Eager fallback of a torch.nn region compiles nothing; switching back compiles again, dynamic dims included."""
+    model = Model()
+    binding = builtin_region(write_contract, model, "\ndynamic_dims = { input = [0] }")
+    set_eager(binding, "head")
+    torch._dynamo.utils.counters.clear()
+    model.head(torch.randn(3, 8))
+    assert torch._dynamo.utils.counters["frames"]["total"] == 0
+    restore(binding, "head")
+    for n in (3, 5, 9):
+        model.head(torch.randn(n, 8))
+    assert torch._dynamo.utils.counters["frames"]["ok"] == 1 and binding.regions["head"].state == "compiled"

@@ -117,3 +117,16 @@ def noisy_factory() -> nn.Module:
     """A factory that prints while building (as loaders do): init's stdout must stay the contract alone."""
     print("loading weights ... done")
     return build_plain()
+
+
+def build_engine_blocks() -> nn.Module:
+    """The demo decoder as torchtitan leaves it: each block compiled in place with the engine's own settings."""
+    model = demo.build_model()
+    for block in model.layers:
+        block.compile(backend="eager", fullgraph=True, dynamic=False)
+    return model
+
+
+def build_engine_whole() -> nn.Module:
+    """The demo decoder as a trainer hands it over: `torch.compile(model)`, one graph for everything."""
+    return torch.compile(demo.build_model(), backend="eager")

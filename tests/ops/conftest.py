@@ -45,5 +45,6 @@ def exported_names(tmp_path_factory) -> set[str]:
     assert binding is not None, findings
     registry = CollectorRegistry(target_info={"rank": "0", "local_rank": "0", "world_size": "1"})
     with monitor.start(apply(binding), registry=registry, serve=False):
+        torch.compile(lambda x: x + 1, backend="eager")(torch.ones(1))  # an unclaimed compile: its families' samples
         text = generate_latest(registry).decode()
     return {s.name for fam in text_string_to_metric_families(text) for s in fam.samples}

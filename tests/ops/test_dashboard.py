@@ -81,8 +81,11 @@ def test_every_query_is_filtered_by_the_job_region_and_rank_variables():
             "torch_compile_monitor_errors_total",
             "torch_compile_warm",
             "torch_compile_contract_info",
+            "torch_compile_unclaimed_compiles_total",
+            "torch_compile_unclaimed_recompiles_total",
+            "torch_compile_unclaimed_compile_budget",
             "target_info",
-        }
+        }  # monitor-wide families: no region label
         if region_metrics:
             assert 'region=~"$region"' in q.expr, q
         if "target_info" in q.expr:

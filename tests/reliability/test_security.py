@@ -80,7 +80,8 @@ def test_the_source_scan_does_flag_each_dangerous_call(tmp_path: Path, monkeypat
 
 FIXED_NAME_IMPORTERS = {
     "contract/__init__.py": "its own submodules for the lazy exports (a literal table)",
-    "contract/_torch.py": "torch's own is_compiling()/is_scripting() aliases (a literal list)",
+    "contract/_torch.py": "torch's own config modules (a literal table)",
+    "contract/_torch_scan.py": "torch's own is_compiling()/is_scripting() aliases (a literal list)",
 }
 """Modules that import by a name from a literal table in their own source, never from the contract or the CLI."""
 

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from contract import _torch
+from contract import _torch_scan
 from contract.checks.hotpath.conditions import walk_expr
 from contract.checks.hotpath.model import MISSING, Prop
 from contract.checks.hotpath.resolve import Env, resolve
@@ -85,7 +85,7 @@ def logger_call(env: Env, func: ast.expr, callee: Any) -> bool:
     owner = resolve(env, func.value)
     if not isinstance(owner, logging.Logger):
         return False
-    ignored = _torch.ignored_logging_functions()
+    ignored = _torch_scan.ignored_logging_functions()
     return not {callee, getattr(owner, func.attr, None)} & ignored
 
 
@@ -102,7 +102,7 @@ def scalar_pull(env: Env, node: ast.Call) -> bool:
     if not (isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not node.args):
         return False
     receiver = resolve(env, func.value)
-    return (receiver is MISSING or isinstance(receiver, torch.Tensor)) and not _torch.captures_scalar_outputs()
+    return (receiver is MISSING or isinstance(receiver, torch.Tensor)) and not _torch_scan.captures_scalar_outputs()
 
 
 def scalar_cast(env: Env, node: ast.Call, callee: Any) -> bool:
@@ -110,7 +110,7 @@ def scalar_cast(env: Env, node: ast.Call, callee: Any) -> bool:
     breaks the graph wherever it stands, unless Dynamo captures scalar outputs."""
     if len(node.args) != 1 or node.keywords or not any(callee is f for f in (int, float, bool)):
         return False
-    return tensor_valued(env, node.args[0]) and not _torch.captures_scalar_outputs()
+    return tensor_valued(env, node.args[0]) and not _torch_scan.captures_scalar_outputs()
 
 
 AUTOGRAD_METHODS = frozenset({"backward", "requires_grad_"})
@@ -142,7 +142,7 @@ def dynamic_shape_op(env: Env, node: ast.Call, callee: Any) -> bool:
     unless Dynamo captures dynamic output shapes. A method counts on a tensor or on a local the scan cannot see."""
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if _torch.captures_dynamic_output_shapes():
+    if _torch_scan.captures_dynamic_output_shapes():
         return False
     if name == "where":
         return callee is torch.where and len(node.args) == 1 and not node.keywords
@@ -157,7 +157,7 @@ def dynamic_shape_op(env: Env, node: ast.Call, callee: Any) -> bool:
 def mask_index(env: Env, node: ast.Subscript, container: Any) -> bool:
     """`y[y > 0]`, `x[mask.bool()]`, `x[~torch.isnan(x)]`: reading through a boolean tensor mask has a data-dependent
     shape. Only a mask that is certainly a tensor counts (a comparison with a tensor or with the indexed value)."""
-    if not isinstance(node.ctx, ast.Load) or _torch.captures_dynamic_output_shapes():
+    if not isinstance(node.ctx, ast.Load) or _torch_scan.captures_dynamic_output_shapes():
         return False
     if isinstance(container, (dict, list, tuple, str)):
         return False
@@ -168,7 +168,7 @@ def tensor_bound_slice(env: Env, node: ast.Subscript, container: Any) -> str | N
     """`x[i, :, : seq_len[i]]`: a slice bound read from a tensor is turned into a Python int (`__index__`, an
     `.item()`), a graph break wherever it stands unless Dynamo captures scalar outputs (measured on torch 2.13). The
     bound given, when it is certainly a tensor."""
-    if isinstance(container, (dict, list, tuple, str)) or _torch.captures_scalar_outputs():
+    if isinstance(container, (dict, list, tuple, str)) or _torch_scan.captures_scalar_outputs():
         return None
     parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     bounds = [b for p in parts if isinstance(p, ast.Slice) for b in (p.lower, p.upper, p.step) if b is not None]

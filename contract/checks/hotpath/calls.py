@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from torch import nn
 
-from contract import _torch
+from contract import _torch_scan
 from contract.checks.hotpath.breaks import (
     autograd_call,
     break_calls,
@@ -115,7 +115,9 @@ def on_call(w: Walk, node: ast.Call) -> None:
     ):
         w.hazard("dynamic-getattr", node, f"getattr({ast.unparse(node.args[0])}, {ast.unparse(node.args[1])})")
     if isinstance(func, ast.Name) and func.id in w.nested:
-        if any(_torch.is_disable_decorator(resolve(w.env, _decorator(d))) for d in w.nested[func.id].decorator_list):
+        if any(
+            _torch_scan.is_disable_decorator(resolve(w.env, _decorator(d))) for d in w.nested[func.id].decorator_list
+        ):
             return w.hazard("graph-break", node, f"{func.id}() (defined under torch.compiler.disable)")
         return w.walk_nested(w.nested[func.id])
     if isinstance(func, ast.Name) and func.id in w.items and func.id not in w.env.args:
@@ -141,7 +143,7 @@ def on_call(w: Walk, node: ast.Call) -> None:
                 on_call(w, node)
         return
     target = super_target(w.env, func)
-    if target is not None and _torch.is_compiler_disabled(target[0]):
+    if target is not None and _torch_scan.is_compiler_disabled(target[0]):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
     if target is not None:
         return w.enter(target[0], target[1], call_args(w.env, node))
@@ -313,16 +315,16 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a method of an I/O object)")
     if callee is warnings.warn and not w.state.branches:  # Dynamo skips `warnings`: a break, like a Logger call
         return w.hazard("graph-break", node, f"{ast.unparse(func)}()")
-    if _torch.is_compiler_disabled(callee):
+    if _torch_scan.is_compiler_disabled(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (torch.compiler.disable)")
-    if _torch.untraceable_system_call(callee):
+    if _torch_scan.untraceable_system_call(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a system call Dynamo does not trace)")
-    if _torch.skipped_torch_builtin(callee):
+    if _torch_scan.skipped_torch_builtin(callee):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (a torch function Dynamo marks as skipped)")
-    why = _torch.torch_graph_break(callee) or _torch.non_tensor_torch_call(callee)
+    why = _torch_scan.torch_graph_break(callee) or _torch_scan.non_tensor_torch_call(callee)
     if why is not None:
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() ({why})")
-    if isinstance(callee, nn.Module) and _torch.is_compiler_disabled(getattr(type(callee), "forward", None)):
+    if isinstance(callee, nn.Module) and _torch_scan.is_compiler_disabled(getattr(type(callee), "forward", None)):
         return w.hazard("graph-break", node, f"{ast.unparse(func)}() (its forward is under torch.compiler.disable)")
     if isinstance(callee, nn.Module):
         return w.enter_module(callee, call=marked(w, node))
@@ -346,7 +348,9 @@ def torch_runs_arguments(callee: Any) -> bool:
     module = str(getattr(callee, "__module__", "") or "")
     name = str(getattr(callee, "__name__", "") or "")
     return (
-        module.split(".")[0] == "torch" and not name.startswith("register_") and not _torch.is_disable_decorator(callee)
+        module.split(".")[0] == "torch"
+        and not name.startswith("register_")
+        and not _torch_scan.is_disable_decorator(callee)
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from contract import _torch
+from contract import _torch_scan
 from contract.checks.hotpath import conditions
 from contract.checks.hotpath.conditions import is_scalar
 from contract.checks.hotpath.model import MISSING, Hazard, ScanState, Write
@@ -254,7 +254,7 @@ def keeps_value(w: Write) -> bool:
 
 def dropout_p(w: Write) -> bool:
     """A write to a Dropout's `p` (Dynamo specializes it like a float, always)."""
-    return _torch.is_dropout(w.owner) and w.key[1] == "p"
+    return _torch_scan.is_dropout(w.owner) and w.key[1] == "p"
 
 
 def per_instance(state: ScanState, binding: Any) -> list[Hazard]:
@@ -287,7 +287,7 @@ def per_instance_shapes(binding: Any) -> list[Hazard]:
     """Instances of one structure (the same module classes, in order) under one region whose parameters and buffers
     differ in shape or dtype (quantized weights packed per tensor type): they share one compiled code object and
     Dynamo keeps parameter shapes static, so each distinct set is one more compile (measured on torch 2.13)."""
-    if not _torch.static_parameter_shapes():
+    if not _torch_scan.static_parameter_shapes():
         return []
     out = []
     for name, rb in binding.regions.items():
@@ -331,4 +331,4 @@ def _tensor_shapes(module: nn.Module) -> tuple:
 
 def default_recompile_limit() -> int:
     """torch's global recompile limit (a region without its own `recompile_limit` gets this one)."""
-    return _torch.recompile_limit()
+    return _torch_scan.recompile_limit()

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from contract import _torch
+from contract import _torch_scan
 from contract.checks.hotpath.model import MISSING, UNKNOWN, Cond
 from contract.checks.hotpath.resolve import Env, chain, resolve
 
@@ -35,7 +35,7 @@ def known_under_compile() -> dict[int, bool | None]:
             "is_tracing": False,
             "is_exporting": exporting_under_compile(),
         }
-        for role, fns in _torch.compile_state_functions().items():
+        for role, fns in _torch_scan.compile_state_functions().items():
             _KNOWN_UNDER_COMPILE.update({id(fn): values[role] for fn in fns})
     return _KNOWN_UNDER_COMPILE
 

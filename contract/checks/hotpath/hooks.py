@@ -12,7 +12,7 @@ from typing import Any
 
 from torch import nn
 
-from contract import _torch
+from contract import _torch_scan
 from contract.checks.hotpath.frames import graphless
 from contract.checks.hotpath.model import Hazard, ScanState
 from contract.checks.hotpath.resolve import CallArgs
@@ -25,11 +25,11 @@ def visit_hooks(state: ScanState, module: nn.Module, region: str, eager: type[Wa
     """Forward (pre-)hooks registered on the region's modules, and global module hooks, run inside the compiled call:
     each is walked with the module bound to its first parameter. The compiled module's own hooks that do no tensor
     work trace no graph (`frames`): they are walked as eager code between calls (`eager`, the step's walker)."""
-    globals_ = _torch.global_forward_hooks()
+    globals_ = _torch_scan.global_forward_hooks()
     for sub in module.modules():
         if sub is not module:
             backward_hooks(state, sub, region)
-        for hook in _torch.forward_hooks(sub):
+        for hook in _torch_scan.forward_hooks(sub):
             if sub is not module and disabled_hook(state, hook, region):
                 continue
             own_frame = sub is module and eager is not None and graphless(state, hook, sub)
@@ -41,7 +41,7 @@ def visit_hooks(state: ScanState, module: nn.Module, region: str, eager: type[Wa
 def backward_hooks(state: ScanState, module: nn.Module, region: str) -> None:
     """A submodule with a backward (pre-)hook (a gradient-reversal layer's `register_full_backward_pre_hook`): the
     compiled forward breaks where that module is called; reported at the hook's definition."""
-    for hook in _torch.backward_hooks(module):
+    for hook in _torch_scan.backward_hooks(module):
         fn = hook.func if isinstance(hook, functools.partial) else hook
         name = getattr(fn, "__qualname__", type(fn).__name__)
         what = f"backward hook {name} on {type(module).__name__} (Dynamo does not trace module backward hooks)"
@@ -59,7 +59,7 @@ def disabled_hook(state: ScanState, hook: Any, region: str) -> bool:
     """A submodule's hook under `torch.compiler.disable` (FSDP2's unshard/reshard hooks, a tracker's): the compiled
     forward breaks around it at every call; reported at the hook's definition."""
     fn = hook.func if isinstance(hook, functools.partial) else hook
-    if not _torch.is_compiler_disabled(fn):
+    if not _torch_scan.is_compiler_disabled(fn):
         return False
     name = getattr(fn, "__qualname__", type(fn).__name__)
     what = f"forward hook {name} (torch.compiler.disable)"

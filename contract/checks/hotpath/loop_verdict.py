@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from contract import _torch
+from contract import _torch_scan
 from contract.checks.hotpath.conditions import is_scalar
 from contract.checks.hotpath.model import MISSING, Hazard, LoopWrite, ScanState
 from contract.checks.hotpath.resolve import ANY_KEY
@@ -146,4 +146,4 @@ def goes_dynamic(value: Any, owner: Any) -> bool:
     once, then its automatic dynamic shapes make it a symbol (measured on torch 2.13: two compiles), unlike an int on
     an `nn.Module`, which it keeps specializing (`allow_unspec_int_on_nn_module` is off)."""
     plain = not isinstance(owner, (nn.Module, dict, type, types.ModuleType))
-    return type(value) is int and plain and _torch.ints_go_dynamic()
+    return type(value) is int and plain and _torch_scan.ints_go_dynamic()

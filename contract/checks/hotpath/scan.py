@@ -27,7 +27,7 @@ from typing import Any
 
 from torch import nn
 
-from contract import _torch
+from contract import _torch_scan
 from contract.checks.hotpath.classify import (
     classify_writes,
     per_instance,
@@ -129,7 +129,7 @@ def _dedupe(hazards: list[Hazard]) -> list[Hazard]:
 def instance_hazards(state: ScanState, module: nn.Module, path: str, region: str) -> None:
     """Hazards of torch's own modules: BatchNorm with `momentum=None` divides by a counter it reads as a Python value."""
     for name, sub in module.named_modules():
-        if _torch.is_batchnorm(sub) and sub.momentum is None and sub.track_running_stats and sub.training:
+        if _torch_scan.is_batchnorm(sub) and sub.momentum is None and sub.track_running_stats and sub.training:
             where = ".".join(p for p in (path, name) if p) or "<root>"
             state.hazards.append(
                 Hazard(kind="batchnorm", where=where, region=region, what=f"{type(sub).__name__}(momentum=None)")

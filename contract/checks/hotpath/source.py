@@ -14,7 +14,7 @@ from typing import Any
 
 from torch import nn
 
-from contract import _torch
+from contract import _torch_scan
 from contract.checks.hotpath.model import ScanState, Source
 from contract.findings import source_path
 
@@ -151,7 +151,7 @@ def callee_of(fn: Any, owner: Any) -> tuple[Any, Any]:
             fn, owner = fn.__func__, fn.__self__
         fn, owner = call_method(fn, owner)
         inner = getattr(fn, "__wrapped__", None) if callable(fn) else None
-        if inner is None or user_code(fn) or _torch.is_compiler_disabled(fn):
+        if inner is None or user_code(fn) or _torch_scan.is_compiler_disabled(fn):
             return fn, owner
         fn = inner
     return fn, owner

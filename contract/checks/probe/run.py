@@ -22,7 +22,7 @@ from prometheus_client import CollectorRegistry
 from torch import nn
 
 from contract import _compiled, _torch
-from contract.binding.apply import apply, engine_compiles, set_call
+from contract.binding.apply import apply, engine_compiles, unapply
 from contract.binding.resolve import bind
 from contract.binding.targets import Binding
 from contract.checks.probe.restore import restore, snapshot
@@ -133,8 +133,7 @@ def probe(
         result.structure = {t.path or "<root>": _structure(t.module) for t in binding.targets()}
     finally:
         mon.stop()
-        for target in binding.targets():
-            set_call(target, None)
+        unapply(binding)
         for comp in engine:
             _compiled.put(comp, comp.compiled)
         _torch.restore_dynamo(config)

@@ -111,7 +111,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     step_ref = args.step or (meta.step if meta else None)
     ranks = cli_ranks(contract, "check")  # every rank of a job runs this: one verdict for all
     with _stdout_to_stderr():
-        model, step, unbuilt = load_refs(model_ref, step_ref)  # a failure is a CC010 finding, reported with the rest
+        # a failure is a CC010 finding, reported with the rest; with a twin the real model is only read: on meta
+        model, step, unbuilt = load_refs(model_ref, step_ref, meta=_twin_named(contract))
         findings = [*findings, *unbuilt]
         if contract is None:
             findings = agree(ranks, None, finalize(findings, None, strict=args.strict), env_at_import())
@@ -129,6 +130,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     else:
         print(render_text(findings, args.contract, summary=summary) + (NO_STEP_NOTE if binding and not step else ""))
     return 1 if has_errors(findings) else 0
+
+
+def _twin_named(contract: Contract | None) -> bool:
+    """The probe runs the step on `[probe] model`, so nothing runs the real model: `check` builds it on meta."""
+    return contract is not None and contract.probe.enabled and contract.probe.model is not None
 
 
 NO_STEP_NOTE = (
@@ -152,6 +158,11 @@ def _init_parser(sub: Any) -> None:
     ini.add_argument("--steps", type=_at_least_2, help="calls of the step to record (default 8; --update: [probe])")
     ini.add_argument("--backend", default="inductor", help="backend written to [defaults] and recorded with")
     ini.add_argument("--name", help="[contract] name (default: the model's class, kebab-case)")
+    ini.add_argument(
+        "--no-twin",
+        action="store_true",
+        help="do not write the probe's twin for a Hugging Face model (the step then runs on the model itself)",
+    )
     ini.set_defaults(run=_cmd_init)
 
 
@@ -177,6 +188,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
     if not args.update and not args.model:
         raise UsageError("init needs MODEL_REF: pkg.module:attr returning the nn.Module")
     sys.path.insert(0, os.getcwd())
+    out = Path(args.output) if args.output else None
     opts = Options(
         model_ref=args.model,
         step_ref=args.step,
@@ -184,8 +196,9 @@ def _cmd_init(args: argparse.Namespace) -> int:
         backend=args.backend,
         name=args.name,
         command=_init_command(args),
+        output=out,
+        twin=not args.no_twin,
     )
-    out = Path(args.output) if args.output else None
     report = sys.stdout if out else sys.stderr
     try:
         result = _init_write(args, opts, out, report)
@@ -214,6 +227,10 @@ def _init_write(args: argparse.Namespace, opts: Any, out: Path | None, report: A
             atomic_write(out, result.text, overwrite=True)
         print(diff or f"no change: the run agrees with {out}", file=report)
     elif out is not None:
+        if result.twin is not None:  # first: the contract names it
+            if result.twin.path.exists() and not args.force:
+                raise InitError(f"{result.twin.path}: already exists; pass --force to replace it (or --no-twin)")
+            atomic_write(result.twin.path, result.twin.text, overwrite=True)
         atomic_write(out, result.text, overwrite=True)
     else:
         sys.stdout.write(result.text)
@@ -227,6 +244,7 @@ def _init_command(args: argparse.Namespace) -> str:
     parts += [f"--step {args.step}"] if args.step else []
     parts += [f"--steps {args.steps}"] if args.steps else []
     parts += [f"--backend {args.backend}"] if args.backend != "inductor" else []
+    parts += ["--no-twin"] if args.no_twin else []
     return " ".join(parts)
 
 

@@ -58,14 +58,18 @@ def check(
     checks: Iterable[Check] = CHECKS,
     group: Any = None,
     ranks: Ranks | None = None,
+    twin: Any = None,
 ) -> tuple[Contract | None, Binding | None, list[Finding]]:
     """Load and check a contract against a model (None: document-level checks only); applies nothing. In a job of
-    several ranks (torch.distributed initialized, or `group`), the findings are the job's one verdict."""
+    several ranks (torch.distributed initialized, or `group`), the findings are the job's one verdict. `twin`: the
+    small model the probe runs the step on (default: built from `[probe] model`, else the model itself)."""
     contract, findings = load(path)
     if contract is None:
         ranks = ranks or job_ranks(None, group)
         return None, None, agree(ranks, None, finalize(findings, None, strict=strict), env_at_import())
-    return check_loaded(contract, findings, model, step=step, strict=strict, checks=checks, group=group, ranks=ranks)
+    return check_loaded(
+        contract, findings, model, step=step, strict=strict, checks=checks, group=group, ranks=ranks, twin=twin
+    )
 
 
 def check_loaded(
@@ -78,6 +82,7 @@ def check_loaded(
     checks: Iterable[Check] = CHECKS,
     group: Any = None,
     ranks: Ranks | None = None,
+    twin: Any = None,
 ) -> tuple[Contract, Binding | None, list[Finding]]:
     """The stages after loading: bind (when there is a model), run every check, the report's allow-list, then the
     verdict of all the ranks (`ranks`: where they meet, found from `group` or torch.distributed when not given)."""
@@ -89,7 +94,9 @@ def check_loaded(
         binding, bound = bind(contract, model)
         findings += bound
     ranks = ranks or job_ranks(contract, group)
-    ctx = CheckContext(contract=contract, binding=binding, step=step, world=ranks.world, exchanged=bool(ranks.channel))
+    ctx = CheckContext(
+        contract=contract, binding=binding, step=step, twin=twin, world=ranks.world, exchanged=bool(ranks.channel)
+    )
     findings = finalize(findings + run_checks(ctx, checks), contract, strict=strict)
     return contract, binding, agree(ranks, contract, findings, ctx.snapshot)
 

@@ -31,6 +31,8 @@ class CheckContext:
     """Regions bound to the model (None for `doctor`, which does not import the model)."""
     step: Callable[[Any, int], Any] | None = None
     """The user's `step(model, i)`, for the dynamic probe."""
+    twin: Any = None
+    """The probe's twin when the caller built it (`init`); None: built from `[probe] model` when it names one."""
     snapshot: EnvSnapshot = field(default_factory=env_at_import)
     """The environment as it was before torch's compiler was imported, and whether it already was."""
     world: int = 1

@@ -1,5 +1,6 @@
 """Resolve the `"pkg.module:attr"` references a contract names (the only code a contract may run). A reference that
-fails is a CC010 finding located at `contract.model` / `contract.step` (`load_refs`), reported with the rest."""
+fails is a CC010 finding located at `contract.model` / `contract.step` (`load_refs`) or `probe.model` (`load_twin`),
+reported with the rest."""
 
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ class RefError(Exception):
         self.message, self.fix = message, fix
 
 
-def load_refs(model_ref: str | None, step_ref: str | None) -> tuple[Any, Callable[..., Any] | None, list[Finding]]:
-    """Build the model and resolve the step; each reference that fails is a CC010 finding instead (never raised)."""
+def load_refs(
+    model_ref: str | None, step_ref: str | None, *, meta: bool = False
+) -> tuple[Any, Callable[..., Any] | None, list[Finding]]:
+    """Build the model (on the meta device when `meta` and the factory allows it) and resolve the step; each
+    reference that fails is a CC010 finding instead (never raised)."""
     findings: list[Finding] = []
     model = step = None
     for key, ref in (("model", model_ref), ("step", step_ref)):
@@ -30,7 +34,7 @@ def load_refs(model_ref: str | None, step_ref: str | None) -> tuple[Any, Callabl
             continue
         try:
             if key == "model":
-                model = build_model(ref)
+                model = build_model(ref, meta=meta)
             else:
                 step = resolve(ref, "step")
         except RefError as exc:
@@ -74,17 +78,60 @@ def resolve(ref: str, what: str) -> Callable[..., Any]:
     return obj
 
 
-def build_model(ref: str) -> Any:
-    """Call the model factory and check that it returns an `nn.Module`."""
+def load_twin(ref: str) -> tuple[Any, list[Finding]]:
+    """Build the probe's twin (`[probe] model`); a reference that fails, or a twin without real tensors (the step
+    must run on it), is a CC010 finding at `probe.model` instead (never raised)."""
+    try:
+        model = build_model(ref, "probe model")
+    except RefError as exc:
+        return None, [MODEL_UNBUILDABLE.finding("probe.model", exc.message, exc.fix or "fix the reference")]
+    if any(t.is_meta for t in (*model.parameters(), *model.buffers())):
+        return None, [
+            MODEL_UNBUILDABLE.finding(
+                "probe.model",
+                f"probe model {ref!r} returned a model with tensors on the meta device: the step cannot run on it",
+                "build the twin for real: it is small (2 layers, narrow widths), it needs no meta device",
+            )
+        ]
+    return model, []
+
+
+def build_model(ref: str, what: str = "model", *, meta: bool = False) -> Any:
+    """Call the model factory and check that it returns an `nn.Module`; with `meta`, under `torch.device("meta")`
+    when the factory allows it (module tree only: nothing reads a weight), else normally."""
     from torch import nn
 
-    factory = resolve(ref, "model")
+    factory = resolve(ref, what)
+    if meta:
+        built = on_meta(factory)
+        if isinstance(built, nn.Module):
+            return built
     try:
         model = factory()
     except Exception as exc:
-        raise RefError(f"model {ref!r} raised {_brief(exc)} at {_where(exc)}", "fix the factory") from None
+        raise RefError(f"{what} {ref!r} raised {_brief(exc)} at {_where(exc)}", "fix the factory") from None
     if not isinstance(model, nn.Module):
-        raise RefError(f"model {ref!r} returned {type(model).__name__}, not an nn.Module", "return the model")
+        raise RefError(f"{what} {ref!r} returned {type(model).__name__}, not an nn.Module", "return the model")
+    return model
+
+
+def on_meta(factory: Callable[[], Any]) -> Any:
+    """The model built under `torch.device("meta")` (an 80-layer model in seconds, no memory), or why that build
+    cannot be used (a string)."""
+    import torch
+    from torch import nn
+
+    try:
+        with torch.device("meta"):
+            model = factory()
+    except Exception as exc:  # the factory may not support meta (it loads weights, calls .item(), ...)
+        text = " ".join(str(exc).split())[:160]
+        return f"building it on the meta device raised {type(exc).__name__}: {text}"
+    if not isinstance(model, nn.Module):
+        return "the factory did not return an nn.Module on the meta device"
+    devices = {t.device.type for t in (*model.parameters(), *model.buffers())}
+    if devices - {"meta"}:
+        return f"the factory put tensors on {', '.join(sorted(devices - {'meta'}))} itself, not on the meta device"
     return model
 
 

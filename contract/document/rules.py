@@ -237,10 +237,11 @@ MODEL_UNBUILDABLE = Rule(
     severity="error",
     doc="""\
 ## What it does
-Reports a `model` or `step` reference (`[contract] model`/`step`, `--model`/`--step`, or what the engine passes to
-`contract.enforce()`) that cannot be imported, whose attribute is missing or not callable, whose model factory
-raises, or that does not return an `nn.Module`. Located at `contract.model` or `contract.step`, it is reported with
-every other finding of the document (the CLI still prints the whole report, JSON included, and exits 1).
+Reports a `model` or `step` reference (`[contract] model`/`step`, `--model`/`--step`, what the engine passes to
+`contract.enforce()`, or the probe's twin `[probe] model`) that cannot be imported, whose attribute is missing or not
+callable, whose model factory raises, or that does not return an `nn.Module`. Located at `contract.model`,
+`contract.step` or `probe.model`, it is reported with every other finding of the document (the CLI still prints the
+whole report, JSON included, and exits 1).
 
 ## Why it matters
 Without the model nothing can be bound or checked; a failure that hid the rest of the report would make the user

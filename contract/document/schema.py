@@ -282,6 +282,10 @@ class ProbeSpec(_Table):
     """Iterations of `step(model, i)` (CC406 needs at least one step after a region's last recompile)."""
     backend: Annotated[str, Field(min_length=1)] = "eager"
     """Cheap backend the probe compiles with."""
+    model: ImportRef | None = None
+    """`"pkg.module:attr"`, a callable returning a small twin of the model (the same classes, fewer and narrower
+    layers) that the probe runs the step on, while every other check reads the real model (which `check` then builds
+    on the meta device: a 70B model needs no memory); the regions bind to both (docs/twin-probe.md)."""
 
 
 class DistributedSpec(_Table):

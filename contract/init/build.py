@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from torch import nn
 
-from contract.document.refs import RefError, build_model, resolve
+from contract.document.refs import RefError, build_model, on_meta, resolve
 
 
 class InitError(Exception):
@@ -32,7 +32,7 @@ def build(ref: str, *, meta: bool) -> Built:
         factory = resolve(ref, "model")
         if not meta:
             return Built(model=build_model(ref), meta=False, note=f"{ref} was built normally to run the step.")
-        why = _on_meta(factory)
+        why = on_meta(factory)
         if isinstance(why, nn.Module):
             return Built(
                 model=why, meta=True, note=f"{ref} was built on the meta device (module tree only, no weights)."
@@ -41,21 +41,3 @@ def build(ref: str, *, meta: bool) -> Built:
     except RefError as exc:
         raise InitError(str(exc)) from None
     return Built(model=model, meta=False, note=f"{ref} was built normally: {why}.")
-
-
-def _on_meta(factory: object) -> nn.Module | str:
-    """The model built under `torch.device("meta")`, or why that build cannot be used."""
-    import torch
-
-    try:
-        with torch.device("meta"):
-            model = factory()  # type: ignore[operator]
-    except Exception as exc:  # the factory may not support meta (it loads weights, calls .item(), ...)
-        text = " ".join(str(exc).split())[:160]
-        return f"building it on the meta device raised {type(exc).__name__}: {text}"
-    if not isinstance(model, nn.Module):
-        return "the factory did not return an nn.Module on the meta device"
-    devices = {t.device.type for t in (*model.parameters(), *model.buffers())}
-    if devices - {"meta"}:
-        return f"the factory put tensors on {', '.join(sorted(devices - {'meta'}))} itself, not on the meta device"
-    return model

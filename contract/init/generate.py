@@ -17,15 +17,18 @@ from typing import Any
 from contract.binding.resolve import bind
 from contract.binding.rules import NESTED, OVERLAP
 from contract.document.load import Contract, load
-from contract.document.refs import RefError, resolve
+from contract.document.refs import RefError, load_twin, resolve
 from contract.document.schema import ProbeSpec
 from contract.findings import Finding
-from contract.init.build import InitError, build
+from contract.init.build import Built, InitError, build
 from contract.init.engine import propose_engine
 from contract.init.environment import DEFAULT_BACKEND, read_environment
 from contract.init.propose import propose
 from contract.init.record import Recording, StepError, record
-from contract.init.update import Change, edit, plan
+from contract.init.twin import Twin, plan, twin_notes
+from contract.init.twin import build as build_twin
+from contract.init.update import Change, edit
+from contract.init.update import plan as changes_from
 from contract.init.write import Draft, render
 
 
@@ -40,6 +43,10 @@ class Options:
     backend: str = DEFAULT_BACKEND
     name: str | None = None
     command: str = "compile-contract init"
+    output: Path | None = None
+    """Where the contract goes (`-o`); a Hugging Face model's twin is written next to it (None: stdout, no twin)."""
+    twin: bool = True
+    """Write a twin for a Hugging Face model and probe on it (`--no-twin`: probe the model itself)."""
 
 
 @dataclass(kw_only=True)
@@ -54,6 +61,8 @@ class Result:
     changes: list[Change] = field(default_factory=list)
     before: str = ""
     """The document before `--update` (empty for a new one)."""
+    twin: Twin | None = None
+    """The twin file to write next to the contract (a new contract for a Hugging Face model)."""
 
 
 def generate(opts: Options) -> Result:
@@ -61,7 +70,7 @@ def generate(opts: Options) -> Result:
     if not opts.model_ref:
         raise InitError("no model: pass MODEL_REF (pkg.module:attr returning the nn.Module)")
     step = _step(opts.step_ref)
-    built = build(opts.model_ref, meta=step is None)
+    built, twin, twin_model = _models(opts, step)
     proposal = propose_engine(built.model) or propose(built.model)
     draft = Draft(
         name=opts.name or _kebab(type(built.model).__name__),
@@ -72,18 +81,33 @@ def generate(opts: Options) -> Result:
         env=read_environment(),
         proposal=proposal,
         build_note=built.note,
+        twin=twin,
     )
     contract = _parsed(render(draft))
     _claims_once(contract, built.model)
     if step is not None:
-        draft.recording = _record(contract, built.model, step, opts)
+        draft.recording = _record(contract, twin_model or built.model, step, opts)
         contract = _parsed(render(draft))
-    _, binding, findings = _check(contract, built.model, step)
+    _, binding, findings = _check(contract, built.model, step, twin_model)
     draft.findings = findings
     text = render(draft)
     _parsed(text)
-    notes = [built.note, *_region_notes(proposal), *_recording_notes(draft.recording)]
-    return Result(text=text, findings=findings, binding=binding, notes=notes)
+    notes = [built.note, *twin_notes(twin, built.model, wanted=opts.twin, stdout=opts.output is None)]
+    notes += [*_region_notes(proposal), *_recording_notes(draft.recording, twin.ref if twin else None)]
+    return Result(text=text, findings=findings, binding=binding, notes=notes, twin=twin)
+
+
+def _models(opts: Options, step: Callable | None) -> tuple[Built, Twin | None, Any]:
+    """The model (on meta when nothing runs it) and, for a Hugging Face model written to a file, its twin built
+    from the twin file's text: the step then runs on the twin, never on the model."""
+    assert opts.model_ref is not None
+    if not opts.twin or opts.output is None:
+        return build(opts.model_ref, meta=step is None), None, None
+    built = build(opts.model_ref, meta=True)
+    twin = plan(built.model, opts.model_ref, opts.output)
+    if twin is None:
+        return (built if step is None else build(opts.model_ref, meta=False)), None, None
+    return built, twin, build_twin(twin)
 
 
 def update(path: Path, opts: Options) -> Result:
@@ -98,14 +122,15 @@ def update(path: Path, opts: Options) -> Result:
     step = _step(step_ref)
     if step is None:
         raise InitError(f"{path}: --update records a run: pass --step pkg.module:attr or set [contract] step")
-    built = build(model_ref, meta=False)
+    twin_model = _named_twin(path, contract.probe.model) if contract.probe.enabled else None
+    built = build(model_ref, meta=twin_model is not None)
     opts = dataclasses.replace(opts, model_ref=model_ref, step_ref=step_ref, steps=opts.steps or contract.probe.steps)
-    recording = _record(contract, built.model, step, opts)
-    changes = plan(contract, recording)
+    recording = _record(contract, twin_model or built.model, step, opts)
+    changes = changes_from(contract, recording)
     new = edit(old, changes) if changes else old
     contract = _parsed(new, path, ours=bool(changes))
-    _, binding, findings = _check(contract, built.model, step)
-    notes = [built.note, *_recording_notes(recording)]
+    _, binding, findings = _check(contract, built.model, step, twin_model)
+    notes = [built.note, *_recording_notes(recording, contract.probe.model if twin_model is not None else None)]
     return Result(text=new, findings=findings, binding=binding, notes=notes, changes=changes, before=old)
 
 
@@ -119,6 +144,16 @@ def _step(ref: str | None) -> Callable | None:
         raise InitError(str(exc)) from None
 
 
+def _named_twin(path: Path, ref: str | None) -> Any:
+    """The twin `[probe] model` names (the step is recorded on it), or a one-line error."""
+    if ref is None:
+        return None
+    model, failed = load_twin(ref)
+    if failed:
+        raise InitError(f"{path}: probe.model: {failed[0].message}; {failed[0].fix}")
+    return model
+
+
 def _record(contract: Contract, model: Any, step: Callable, opts: Options) -> Recording:
     """The monitored run; the step's failure is bad input (nothing written)."""
     try:
@@ -127,11 +162,12 @@ def _record(contract: Contract, model: Any, step: Callable, opts: Options) -> Re
         raise InitError(str(exc)) from None
 
 
-def _check(contract: Contract, model: Any, step: Callable | None) -> tuple[Any, Any, list[Finding]]:
-    """The checker's verdict on the contract, exactly as `compile-contract check` runs it."""
+def _check(contract: Contract, model: Any, step: Callable | None, twin: Any = None) -> tuple[Any, Any, list[Finding]]:
+    """The checker's verdict on the contract, exactly as `compile-contract check` runs it (with the twin built from
+    the text of the file not yet written)."""
     from contract.pipeline import check_loaded
 
-    return check_loaded(contract, [], model, step=step)
+    return check_loaded(contract, [], model, step=step, twin=twin)
 
 
 def _read(path: Path) -> str:
@@ -178,13 +214,14 @@ def _region_notes(proposal: Any) -> list[str]:
     return out
 
 
-def _recording_notes(recording: Recording | None) -> list[str]:
-    """Report lines: per region, whether it settled and what was set."""
+def _recording_notes(recording: Recording | None, twin: str | None = None) -> list[str]:
+    """Report lines: per region, whether it settled and what was set (and that the step ran on the twin)."""
     if recording is None:
         return ["not recorded: pass --step to record warm-up, budgets and compile times from a run"]
     from contract.init.record import counted, settled_at, warmup_compiles
 
-    out = [f"recorded {recording.steps} calls of {recording.step_ref} with backend {recording.backend!r}:"]
+    on = f" on the twin {twin}" if twin else ""
+    out = [f"recorded {recording.steps} calls of {recording.step_ref}{on} with backend {recording.backend!r}:"]
     for name, rec in recording.regions.items():
         if not rec.compiles:
             out.append(f"  {name}: never called")

@@ -21,6 +21,7 @@ from contract.init.record import (
     settled_at,
     warmup_compiles,
 )
+from contract.init.twin import Twin
 
 MAX_LISTED = 8
 """Break sites and guards listed per region (the rest are counted)."""
@@ -41,6 +42,8 @@ class Draft:
     build_note: str
     recording: Recording | None = None
     findings: list[Finding] = field(default_factory=list)
+    twin: Twin | None = None
+    """The probe's twin written next to the contract (a Hugging Face model)."""
 
 
 def render(draft: Draft) -> str:
@@ -266,17 +269,33 @@ def _cache(env: Environment, findings: list[Finding]) -> list[str]:
 
 
 def _probe(draft: Draft, findings: list[Finding]) -> list[str]:
-    """`[probe]`, only when the recording used another number of calls than the default."""
+    """`[probe]`, only when there is a twin or the recording used another number of calls than the default."""
     steps = draft.recording.steps if draft.recording else None
-    if (steps is None or steps == ProbeSpec().steps) and not findings:
+    if (steps is None or steps == ProbeSpec().steps) and not findings and draft.twin is None:
         return []
     out = ["[probe]"]
+    if draft.twin is not None:
+        out += _twin(draft.twin, draft.recording is not None)
     if steps is not None and steps != ProbeSpec().steps:
         out += comment("as many calls as init recorded, so the probe sees the same warm-up")
         out.append(f"steps = {steps}")
     for f in findings:
         out += finding_lines(f)
     return out + [""]
+
+
+def _twin(twin: Twin, recorded: bool) -> list[str]:
+    """`model = ...` under the comment that says what the twin is and where init wrote it."""
+    text = (
+        f"the probe runs the step on a small twin of the model, not on the model: {display_path(str(twin.path))}, "
+        f"written by init next to this file (the same classes, the model's layers {twin.picked} of {twin.layers}, "
+        "narrow widths; edit it when the model's config changes); `check` builds the model itself on the meta device"
+    )
+    if recorded:
+        text += ". The budgets above were recorded on the twin"
+    if not twin.importable:
+        text += f". Put {twin.path.parent.absolute()} on PYTHONPATH so that {twin.ref} imports"
+    return comment(text) + [f"model = {_s(twin.ref)}"]
 
 
 def _guard(rec: RegionRecord, *, first: bool = False) -> str:

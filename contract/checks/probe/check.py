@@ -1,8 +1,9 @@
 """CC4xx: the dynamic probe's evidence (recompiles, limit hits, graph breaks, late hooks) against each region's budgets.
 
-Runs only when the contract names a `step` (or `--step` is given) and `[probe] enabled`. The counts are the runtime
-monitor's own (the probe runs it: `run`), so a region over budget here is one the monitor would breach on the same
-run; the events add the detail (which guard, which line, which break). Locations are region names
+Runs only when the contract names a `step` (or `--step` is given) and `[probe] enabled`, on the small twin that
+`[probe] model` names when there is one (`twin`: CC410/CC411 when it does not cover a region). The counts are the
+runtime monitor's own (the probe runs it: `run`), so a region over budget here is one the monitor would breach on the
+same run; the events add the detail (which guard, which line, which break). Locations are region names
 (`[[allow]] where = "layers"`), except CC405/CC407 (`contract.step`). Messages and fixes name the user's `file:line`
 Dynamo gives (full paths).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from contract.checks.probe import twin
 from contract.checks.probe.rules import (
     COMPILE_FAILED,
     GENERALIZED,
@@ -31,20 +33,27 @@ if TYPE_CHECKING:  # run imports torch; `doctor` imports this module without it
 
 
 def check(ctx: Any) -> list[Finding]:
-    """Run the probe when a step is given and `[probe] enabled`, and judge its evidence against the budgets."""
+    """Run the probe when a step is given and `[probe] enabled` (on the twin when one is named), and judge its
+    evidence against the budgets."""
+    found = twin.findings(ctx)
     result = observed(ctx)
-    return [] if result is None else judge(ctx.contract, result)
+    return found if result is None else found + judge(ctx.contract, result)
 
 
 def observed(ctx: Any) -> ProbeResult | None:
-    """The probe's run on this context, run once (the scan weighs it too); None when no step or probe is off."""
+    """The probe's run on this context, run once (the scan weighs it too); None when no step, the probe is off, or
+    there is no model it can run (a twin that failed to build, a real model on meta without a twin)."""
     probe_spec = ctx.contract.probe
     if ctx.step is None or ctx.binding is None or not probe_spec.enabled:
         return None
     if "probe" not in ctx.evidence:
+        model = twin.probe_model(ctx)
+        if model is None or twin.on_meta(model):
+            ctx.evidence["probe"] = None
+            return None
         from contract.checks.probe.run import probe
 
-        model, steps, backend = ctx.binding.model, probe_spec.steps, probe_spec.backend
+        steps, backend = probe_spec.steps, probe_spec.backend
         ctx.evidence["probe"] = probe(ctx.contract, model, ctx.step, steps=steps, backend=backend)
     return ctx.evidence["probe"]
 

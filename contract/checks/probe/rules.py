@@ -268,6 +268,70 @@ keep the region eager (`enabled = false` with a `reason`).
 """,
 )
 
+TWIN_MISSES_REGION = Rule(
+    code="CC410",
+    name="region-missing-in-twin",
+    severity="warning",
+    doc="""\
+## What it does
+With `[probe] model` (a small twin the probe runs the step on, for a model too big to run where `check` runs), binds
+the regions to the twin as well as to the model, and reports an enabled region whose glob matches modules of the
+model and nothing in the twin.
+
+## Why it matters
+The probe compiles and runs only what the twin has: a region the twin lacks gets no probe evidence at all (no
+recompile, graph-break or compile-failure finding can come from it), while the report reads as if it had been probed.
+A twin built with other attribute names, or a glob naming a layer index the twin does not have, does this.
+
+## Example
+```toml
+[probe]
+model = "contracts.llama_twin:twin"   # 2 layers: model.layers.0 and model.layers.1
+
+[[region]]
+name = "last_layer"
+module = "model.layers.79"            # CC410: matches model.layers.79 in the model and nothing in the twin
+```
+
+## Fix
+Give the twin the modules the glob names (the same classes and attribute names; enough layers), or write the glob
+so that it matches every instance (`model.layers.*`). `compile-contract init` writes a twin that keeps the model's
+module names for Hugging Face models.
+""",
+)
+
+TWIN_LACKS_KIND = Rule(
+    code="CC411",
+    name="twin-lacks-layer-kind",
+    severity="warning",
+    doc="""\
+## What it does
+With `[probe] model`, compares the modules each enabled region holds in the model with those it holds in the twin,
+by class and by the flags each module was built with (its `bool`, `str` and `None` attributes, such as `is_sliding`
+or `attention_type`; numbers are widths and layer indices, which a twin changes by design), and reports a kind of
+module the model has and the twin does not, with the first module path holding one.
+
+## Why it matters
+A twin of two dense layers of an MoE model never runs the router or the experts; a twin of two sliding-window layers
+never runs full attention: the probe's verdict says nothing about that code, and the model's recompiles or graph
+breaks there are found only in production.
+
+## Example
+```toml
+[probe]
+model = "contracts.deepseek_twin:twin"   # num_hidden_layers = 2, first_k_dense_replace = 3: two dense layers
+
+[[region]]
+name = "layers"
+module = "model.layers.*"   # CC411: DeepseekV2MoE(...) at model.layers.3.mlp: the probe never ran its code
+```
+
+## Fix
+Give the twin one layer of each kind the model has (its per-layer config: `layer_types`, `first_k_dense_replace`,
+`mlp_only_layers`, ...). `compile-contract init` picks the twin's layers this way for Hugging Face models.
+""",
+)
+
 RULES: tuple[Rule, ...] = (
     RECOMPILES,
     LIMIT_HIT,
@@ -278,4 +342,6 @@ RULES: tuple[Rule, ...] = (
     COMPILE_FAILED,
     PER_INSTANCE,
     NEVER_COMPILED,
+    TWIN_MISSES_REGION,
+    TWIN_LACKS_KIND,
 )

@@ -139,3 +139,47 @@ def streaming() -> nn.Module:
 def step_streaming(model, i):
     with torch.no_grad():
         return torch.cat(list(model(torch.randn(2, 8))))
+
+
+class Experts(nn.Module):
+    """Two experts, every token through both (an MoE block's own class)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.experts = nn.ModuleList(nn.Linear(8, 8) for _ in range(2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return sum(expert(x) for expert in self.experts)
+
+
+class Block(nn.Module):
+    """A dense block, or an MoE block when `sparse` (DeepSeek's dense first layers, then MoE)."""
+
+    def __init__(self, sparse: bool) -> None:
+        super().__init__()
+        self.sparse = sparse
+        self.ffn = Experts() if sparse else nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.ffn(x)
+
+
+class Mixed(nn.Module):
+    def __init__(self, dense: int, layers: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(Block(sparse=i >= dense) for i in range(layers))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def mixed() -> nn.Module:
+    """One dense layer, then five MoE layers."""
+    return Mixed(dense=1, layers=6)
+
+
+def mixed_twin_dense_only() -> nn.Module:
+    """A twin cut at two layers with the model's dense count raised: both layers dense, no MoE block left."""
+    return Mixed(dense=2, layers=2)

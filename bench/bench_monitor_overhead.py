@@ -1,7 +1,10 @@
 """Monitor overhead: steady-state step time monitored vs unmonitored (interleaved) and the cost per compile event.
 
 Run: `python bench/bench_monitor_overhead.py [--rounds 40 --steps 1000 --compiles 200 --backend eager --device cpu]`;
-a real decoder: `--model llama --skip-compile-cost --rounds 30 --steps 20` (CPU).
+a real decoder: `--model llama --skip-compile-cost --rounds 30 --steps 20` (CPU). An engine adapter's per-step path
+(`--adapter lightning|hf|generate`): each step is the model call plus the adapter's step hook, called with the real
+engine objects (a Lightning Trainer, an HF Trainer with its state and control, `GenerateContract.generate`), against
+the same call plus an empty hook; the contract's region says `on_breach = "fail"`, so the hook's stop check runs.
 Targets: step-time ratio <= 1.01 (nothing of ours runs on a cache hit), attribution <= 20 us per compile event.
 Attribution (what the target names: resolving a compile event to its region instance and recording it in the
 ledger) and the full hooks (adding recompile-reason extraction and logging) are timed in the same run, side by side.
@@ -105,6 +108,130 @@ def watched(binding: Any) -> tuple[Any, CollectorRegistry]:
     mon._running.watchdog.disarm(-1)
     generate_latest(registry)
     return mon, registry
+
+
+def adapter_hook(args: argparse.Namespace, tmp: Path) -> tuple[nn.Module, object, object]:
+    """The bench model under an adapter's session (enforced, monitor started, warm): (model, the adapter's step
+    hook, the adapter), the hook called as the engine calls it after each step."""
+    cls, module, _ = MODELS[args.model]
+    path = tmp / f"adapter-{args.adapter}.toml"
+    path.write_text(CONTRACT.format(backend=args.backend, module=module) + 'on_breach = "fail"\n')
+    model = cls().to(args.device).eval()
+    quiet: dict = {"serve": False, "registry": CollectorRegistry(), "logger": Null()}
+    if args.adapter == "lightning":
+        import lightning.pytorch as L
+
+        from contract.integrations.lightning import CompileContract
+
+        trainer = L.Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False)
+        cb = CompileContract(path, warmup_steps=0, **quiet)
+        cb.on_fit_start(trainer, model)
+        return model, lambda: cb.on_train_batch_end(trainer, model, None, None, 0), cb
+    if args.adapter == "hf":
+        from transformers import Trainer, TrainerControl, TrainerState, TrainingArguments
+
+        from contract.integrations.hf import CompileContractCallback
+
+        hf = Trainer(model=model, args=TrainingArguments(output_dir=str(tmp / "hf"), use_cpu=True, report_to="none"))
+        cb = CompileContractCallback(path, hf, warmup_steps=0, **quiet)
+        state, control = TrainerState(), TrainerControl()
+        cb.on_train_begin(hf.args, state, control, model=hf.model)
+        return model, lambda: cb.on_step_end(hf.args, state, control), cb
+    from contract.integrations.hf import GenerateContract
+
+    model.generate = model.__call__  # type: ignore[assignment]  # the call GenerateContract wraps (the compiled call)
+    return model, None, GenerateContract(model, path, warmup_calls=0, **quiet)
+
+
+def adapter_ratio(args: argparse.Namespace, tmp: Path) -> tuple[float, float, float, float, float]:
+    """Interleaved arms as `step_ratio`: the model call plus the adapter's hook, plus an empty hook, plus an empty hook
+    again (A/A control); returns (adapter / empty, adapter us, empty us, control / empty, hook alone ns)."""
+    model, hook, adapter = adapter_hook(args, tmp)
+    x = MODELS[args.model][2](args.device)
+    calls = {
+        "adapter": (lambda: adapter.generate(x)) if hook is None else (lambda: (model(x), hook())),
+        "empty": (lambda: (model(x), _empty())) if hook is not None else (lambda: model.generate(x)),
+    }
+    calls["control"] = calls["empty"]
+    times: dict[str, list[float]] = {arm: [] for arm in calls}
+    with torch.no_grad():
+        calls["adapter"]()
+        for i in range(args.rounds):
+            arms = list(calls)
+            for arm in arms[i % 3 :] + arms[: i % 3]:
+                gc.collect()
+                times[arm].append(_time_calls(calls[arm], args.steps, args.device))
+        alone = _time_calls(hook or (lambda: adapter.generate(x)), args.steps, args.device) * 1e9
+    adapter.session.stop()
+    on, off, control = (statistics.median(times[arm]) for arm in calls)
+    return on / off, on * 1e6, off * 1e6, control / off, alone if hook is not None else float("nan")
+
+
+def engine_step_us(args: argparse.Namespace, tmp: Path, steps: int = 300) -> float:
+    """Median microseconds between two step-end hooks of the engine's own loop training the tiny model (no contract):
+    the step the adapter's hook is a part of, Lightning's or the HF Trainer's machinery included."""
+    stamps: list[float] = []
+    if args.adapter == "lightning":
+        import lightning.pytorch as L
+
+        class Module(L.LightningModule):
+            def __init__(self) -> None:
+                super().__init__()
+                self.net = Tiny()
+
+            def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
+                return self.net(batch).pow(2).mean()
+
+            def configure_optimizers(self) -> torch.optim.Optimizer:
+                return torch.optim.SGD(self.parameters(), lr=0.01)
+
+        class Stamp(L.Callback):
+            def on_train_batch_end(self, *a: object) -> None:
+                stamps.append(time.perf_counter())
+
+        data = torch.utils.data.DataLoader([torch.randn(8, 16) for _ in range(steps)], batch_size=None)
+        flags = {"logger": False, "enable_checkpointing": False, "enable_progress_bar": False}
+        L.Trainer(accelerator="cpu", devices=1, max_steps=steps, callbacks=[Stamp()], **flags).fit(Module(), data)
+    else:
+        from transformers import Trainer, TrainerCallback, TrainingArguments
+
+        class Loss(Tiny):
+            def forward(self, x: torch.Tensor) -> dict:  # type: ignore[override]
+                return {"loss": self.lin(x).pow(2).mean()}
+
+        class StampHF(TrainerCallback):
+            def on_step_end(self, *a: object, **k: object) -> None:
+                stamps.append(time.perf_counter())
+
+        data = [{"x": torch.randn(16)} for _ in range(steps)]
+        targs = TrainingArguments(
+            output_dir=str(tmp / "hf-loop"),
+            use_cpu=True,
+            report_to="none",
+            max_steps=steps,
+            disable_tqdm=True,
+            per_device_train_batch_size=8,
+            logging_strategy="no",
+            save_strategy="no",
+        )
+        Trainer(model=Loss(), args=targs, train_dataset=data, callbacks=[StampHF()]).train()
+    return statistics.median(b - a for a, b in zip(stamps[10:], stamps[11:], strict=False)) * 1e6
+
+
+def _empty() -> None:
+    """The baseline's hook: a call that does nothing (what an engine pays for any callback)."""
+
+
+def _time_calls(call, steps: int, device: str) -> float:
+    """Seconds per call over `steps` calls (synchronized on CUDA)."""
+    if device == "cuda":
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        call()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / steps
 
 
 def step_ratio(args: argparse.Namespace, tmp: Path) -> tuple[float, float, float, float, int]:
@@ -301,8 +428,15 @@ def main() -> int:
         help="tiny: launch-bound Linear(16, 16); llama: a real HF decoder, one region per layer",
     )
     parser.add_argument("--skip-compile-cost", action="store_true", help="only the steady-state step ratio")
+    parser.add_argument(
+        "--adapter",
+        choices=("lightning", "hf", "generate"),
+        help="the per-step path of an engine adapter instead of the bare monitor (steady state only)",
+    )
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args()
+    if args.adapter:
+        return _adapter_main(args)
     with tempfile.TemporaryDirectory() as tmp:
         ratio, us_on, us_off, control, wakeups = step_ratio(args, Path(tmp))
         if args.skip_compile_cost:
@@ -348,6 +482,30 @@ def main() -> int:
         f"and attribution {100 * statistics.median(cost['attribution']) / compile_us:.2f} % of it"
     )
     return 0
+
+
+def _adapter_main(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        ratio, us_on, us_off, control, alone_ns = adapter_ratio(args, Path(tmp))
+        loop_us = engine_step_us(args, Path(tmp)) if args.adapter != "generate" else float("nan")
+    print(f"command: python bench/bench_monitor_overhead.py {' '.join(sys.argv[1:])}".rstrip())
+    print(f"torch {torch.__version__}, device {args.device}, backend {args.backend}, model {args.model}")
+    print(
+        f"adapter {args.adapter}, steady-state step ({_ARMS[args.adapter == 'generate']}): "
+        f"{us_on:.2f} us vs {us_off:.2f} us, ratio {ratio:.4f} (target <= 1.01); A/A control {control:.4f}"
+    )
+    if alone_ns == alone_ns:  # not NaN: a hook of its own (generate's is the wrapper itself, in the ratio)
+        print(
+            f"  the hook alone: {alone_ns:.0f} ns per step; the engine's own training step on this model takes "
+            f"{loop_us:.0f} us (median, its loop and optimizer included): the hook is {alone_ns / 10 / loop_us:.3f} %"
+        )
+    return 0
+
+
+_ARMS = (
+    "model call + the adapter's step hook vs + an empty hook",
+    "GenerateContract.generate vs the model's own generate",
+)
 
 
 def _print_ratio(ratio: float, us_on: float, us_off: float, control: float, wakeups: int) -> None:

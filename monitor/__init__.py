@@ -23,14 +23,18 @@ def start(
     clock: Callable[[], float] | None = None,
     serve: bool = True,
     manual_warmup: bool = False,
+    act: Callable[..., str] | None = None,
 ) -> Monitor:
     """Hook Dynamo's compile events for this binding's regions; returns the handle (also a context manager).
 
     registry/logger/clock are injectable (tests); `serve=False` never opens a port; `manual_warmup=True` counts no
     recompile against a budget until `mark_warm()` (otherwise each region's `warmup_compiles` allowance applies).
+    `act(binding, region, on_breach, error) -> action taken` replaces `monitor.actions.act` (an engine adapter defers
+    `fail` to the end of the engine's step, so every rank stops there together).
     """
     import time
 
+    from monitor.actions import act as default_act
     from monitor.runtime import Monitor
 
     return Monitor(
@@ -40,6 +44,7 @@ def start(
         clock=clock or time.perf_counter,
         serve=serve,
         manual_warmup=manual_warmup,
+        act=act or default_act,
     )
 
 

@@ -59,8 +59,11 @@ class Monitor:
         manual_warmup: bool = False,
         environ: Mapping[str, str] | None = None,
         record_keys: bool = False,
+        act: Callable[[Binding, str, str, RecompileBudgetExceeded], str] = act,
     ) -> None:
         self.binding = binding
+        self._act = act
+        """Carries out `on_breach` (`monitor.actions.act`; an engine adapter defers `fail` to its step boundary)."""
         spec = binding.contract.monitor
         self.ledger = Ledger(
             (rb.region for rb in binding.regions.values()),
@@ -461,7 +464,7 @@ class Monitor:
             count, budget = out.break_sites, settings.graph_break_budget
         last = self.ledger.last_reasons(region)
         error = RecompileBudgetExceeded(region, count, budget, last, out.breach or "")
-        action = act(self.binding, region, settings.on_breach, error) if out.first_breach else "already_taken"
+        action = self._act(self.binding, region, settings.on_breach, error) if out.first_breach else "already_taken"
         self.ledger.set_action(region, eager=action == "eager", fail=action == "fail")
         self._say(
             "error",

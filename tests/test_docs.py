@@ -36,6 +36,7 @@ PAGES = (
     "reference/rules",
     "reference/cli",
     "scenarios",
+    "engines",
 )
 
 

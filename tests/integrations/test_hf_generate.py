@@ -1,0 +1,88 @@
+"""Hugging Face `generate()` compiling itself (static cache; forced on CPU through the compile config) under
+`GenerateContract`: the compile is verified at its first compile and counted under the region over the model;
+a new prompt length is a recompile with its guard; a `fail` breach lets the call in flight finish."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("transformers")
+
+import torch
+
+from contract.integrations.hf import GenerateContract
+from contract.pipeline import ContractViolation
+from monitor.actions import RecompileBudgetExceeded
+from tests.checks import hf_models
+from tests.monitor.conftest import Events
+
+MODEL = """
+[contract]
+name = "tiny-llama-generate"
+[defaults]
+backend = "eager"
+compiled_by = "engine"
+verify_at = "first_compile"
+[[region]]
+name = "model"
+module = ""
+"""
+
+
+def compile_config():
+    """HF's CompileConfig with the eager backend, its automatic compile allowed on CPU (`_compile_all_devices`)."""
+    from transformers import CompileConfig
+
+    config = CompileConfig(backend="eager", mode="default")
+    config._compile_all_devices = True
+    return config
+
+
+def generate(watch: GenerateContract, prompt_length: int, config) -> torch.Tensor:
+    """Greedy decoding of 4 tokens with a static cache (what makes generate() compile its forward)."""
+    ids = torch.arange(3, 3 + prompt_length).unsqueeze(0) % hf_models.VOCAB
+    return watch.generate(ids, max_new_tokens=4, do_sample=False, cache_implementation="static", compile_config=config)
+
+
+def test_generate_compiles_are_verified_and_a_new_prompt_length_recompiles_with_its_guard(write_contract) -> None:
+    """The first call compiles the model's forward (verified: same settings as the contract, no mismatch), a second
+    call of the same length compiles nothing, a longer prompt (larger static cache) recompiles, its guard logged."""
+    events = Events()
+    config = compile_config()
+    with GenerateContract(hf_models.llama(), write_contract(MODEL), serve=False, logger=events) as watch:
+        generate(watch, 5, config)
+        first = watch.monitor.snapshot()["model"]["compiles"]
+        generate(watch, 5, config)
+        assert watch.monitor.snapshot()["model"]["compiles"] == first >= 1
+        generate(watch, 9, config)
+        snap = watch.monitor.snapshot()["model"]
+    assert snap["recompiles"] >= 1 and snap["budget_recompiles"] >= 1  # warm after the first call
+    assert {(e["module"], e["method"]) for e in events.named("compile")} == {("<root>", "forward")}
+    guards = [e["guard"] for e in events.named("recompile")]
+    assert any("cache" in g and "size mismatch" in g for g in guards), guards
+    assert events.named("engine_compile_mismatch") == []
+
+
+def test_an_engine_compile_with_other_settings_is_a_breach_that_fails_the_next_call(write_contract) -> None:
+    """The contract says inductor, generate() compiles with eager: a mismatch at its first compile; with `fail` that
+    call completes and the next one raises."""
+    events = Events()
+    body = MODEL.replace('backend = "eager"', 'backend = "inductor"') + 'on_breach = "fail"\n'
+    config = compile_config()
+    with GenerateContract(hf_models.llama(), write_contract(body), serve=False, logger=events) as watch:
+        out = generate(watch, 5, config)
+        assert out.shape == (1, 9)
+        [mismatch] = events.named("engine_compile_mismatch")
+        assert "'inductor' (contract) vs 'eager' (engine)" in mismatch["differences"]
+        assert [e["regions"] for e in events.named("generate_fail_armed")] == [["model"]]
+        with pytest.raises(RecompileBudgetExceeded):
+            generate(watch, 5, config)
+
+
+def test_verifying_a_lazy_engine_at_start_is_a_located_finding(write_contract) -> None:
+    """`verify_at = "start"` for generate(): nothing is compiled before the first call, CC901 names the region."""
+    body = MODEL.replace('verify_at = "first_compile"', 'verify_at = "start"')
+    with pytest.raises(ContractViolation) as info:
+        GenerateContract(hf_models.llama(), write_contract(body), serve=False, logger=Events())
+    [finding] = info.value.findings
+    assert finding.code == "CC901" and "first_compile" in finding.fix

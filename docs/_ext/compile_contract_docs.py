@@ -243,19 +243,43 @@ def cli_command(name: str) -> str:
 
 
 def metrics_table() -> str:
-    """Every family a rank exports, read from a real collector over a one-region ledger, and `target_info`."""
-    from contract.document.schema import RegionSpec, Settings, resolve_region
-    from monitor.exporter import LedgerCollector, rank_info
-    from monitor.ledger import Ledger
+    """Every family a rank exports, read from a real monitor over a one-region model (one compile no region claims,
+    so the per-code families have a sample), and `target_info`."""
+    import tempfile
 
-    ledger = Ledger([resolve_region(0, RegionSpec(name="r", module=""), Settings())])
+    import torch
+    from prometheus_client import CollectorRegistry
+
+    import monitor
+    from contract.binding.apply import apply
+    from contract.pipeline import check
+    from monitor.exporter import rank_info
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.toml"
+        path.write_text('[contract]\nname = "c"\n[defaults]\nbackend = "eager"\n[[region]]\nname = "r"\nmodule = ""\n')
+        _, binding, _ = check(path, torch.nn.Linear(2, 2))
+        registry = CollectorRegistry()
+        assert binding is not None
+        with monitor.start(apply(binding), registry=registry, serve=False, logger=_Quiet()):
+            torch.compile(lambda x: x + 1, backend="eager")(torch.ones(1))
+            families = list(registry.collect())
     rows = []
-    for family in LedgerCollector(ledger, contract="c", sha256="s").collect():
+    for family in families:
+        if family.name == "target":  # target_info: its own row below
+            continue
         name = family.name + ("_total" if family.type == "counter" else "")
         rows.append((f"`{name}`", family.type, _labels(family.samples), family.documentation))
     info_doc = (rank_info.__doc__ or "").split(":", 1)[-1].strip()
     rows.append(("`target_info`", "gauge", ", ".join(rank_info({})), f"Always 1: {info_doc}"))
     return _table(("metric", "type", "labels", "meaning"), rows)
+
+
+class _Quiet:
+    """The monitor's logger while the table is built: its events are not the build's output."""
+
+    def __getattr__(self, level: str) -> Any:
+        return lambda *a, **k: None
 
 
 def _labels(samples: Iterable[Any]) -> str:
@@ -265,7 +289,7 @@ def _labels(samples: Iterable[Any]) -> str:
         for key, value in sample.labels.items():
             if value not in values.setdefault(key, []):
                 values[key].append(value)
-    free = {"region", "contract", "contract_sha256"}
+    free = {"region", "contract", "contract_sha256", "code"}
     return "; ".join(k if k in free else f"{k} ∈ " + ", ".join(v) for k, v in values.items()) or "none"
 
 

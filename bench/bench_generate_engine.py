@@ -98,7 +98,9 @@ def main() -> int:
         timeline = [(p, call(watch.generate, p, args.new)) for p in (16, 16, 16, 48, 48, 16)]
         snap = watch.monitor.snapshot()["model"]
         on, off = [], []
-X
+        # steady state: the adapter's generate against the model's own, interleaved (the monitor stays registered for
+        # both: it runs only when Dynamo compiles)
+        for i in range(args.rounds):
             for arm in ("on", "off") if i % 2 == 0 else ("off", "on"):
                 (on if arm == "on" else off).append(
                     call(watch.generate if arm == "on" else model.generate, 16, args.new)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contract.binding.targets import Target
-from monitor import _dynamo
+from monitor import _dynamo, _dynamo_records
 from monitor.ledger import Ledger, Outcome
 from monitor.reasons import brief, guard_site, short
 
@@ -32,7 +32,7 @@ class EagerFrames:
         attribute: Callable[[], Target | None],
     ) -> None:
         self._ledger, self._say, self._breach, self._attribute = ledger, say, breach, attribute
-        self._skipped = _dynamo.SkippedFrames()
+        self._skipped = _dynamo_records.SkippedFrames()
         self._limit_ids: set[str] = set()
 
     def expect(self, compile_id: str, token: Any) -> None:
@@ -44,7 +44,7 @@ class EagerFrames:
         of the region, logged, budgeted) and recompile-limit hits its silenced warning did not report."""
         skipped, limits = self._skipped.collect()
         for (target, cid, n_breaks), fail_type, fail_reason, site in skipped:
-            why = _dynamo.skip_reason(fail_reason)
+            why = _dynamo_records.skip_reason(fail_reason)
             out = self._ledger.record_skipped_frame(
                 target.region, id(target.module), f"{cid.rpartition('/')[0]} {why[:200]}", n_breaks
             )

@@ -2,7 +2,7 @@
 `[probe] model`, that builds the same model class from the same config class with a few narrow layers
 (`twin_config`). The probe runs the step on it, so `check` and `init --step` work for a model too big for the machine.
 
-What is written is what runs: `init` builds its twin by executing the file's text (`build`), and `check` imports
+What is written is what runs: `init` builds its twin by importing the file's text (`build`), and `check` imports
 the same file.
 """
 
@@ -101,11 +101,24 @@ def module_ref(path: Path) -> tuple[str, bool]:
 
 
 def build(twin: Twin) -> nn.Module:
-    """The twin built by executing the file's text (what `check` will import), or a one-line error."""
-    scope: dict[str, Any] = {"__name__": f"_cc_twin_{_identifier(twin.path.stem)}"}
+    """The twin built by importing the file's text from a scratch directory, through the one importer of references
+    (`contract.document.refs`, as `check` will import it), or a one-line error."""
+    import tempfile
+
+    from contract.document.refs import RefError, resolve
+
+    name = f"_cc_twin_{_identifier(twin.path.stem)}"
     try:
-        exec(compile(twin.text, str(twin.path), "exec"), scope)  # our own generated text
-        model = scope[FACTORY]()
+        with tempfile.TemporaryDirectory(prefix="cc-twin-") as tmp:
+            (Path(tmp) / f"{name}.py").write_text(twin.text, encoding="utf-8")
+            sys.path.insert(0, tmp)
+            try:
+                model = resolve(f"{name}:{FACTORY}", "twin")()
+            finally:
+                sys.path.remove(tmp)
+                sys.modules.pop(name, None)
+    except RefError as exc:
+        raise InitError(f"the twin init derived for the model does not import ({exc}); pass --no-twin") from None
     except Exception as exc:  # a config the library rejects for the twin's widths
         text = " ".join(str(exc).split())[:200]
         raise InitError(

@@ -254,12 +254,12 @@ def test_guard_site_prefers_the_user_stack_trace_and_expands_a_shortened_comment
 
 
 def test_a_skipped_frame_record_without_the_newer_fields_has_no_site():
-    from monitor import _dynamo
+    from monitor import _dynamo_records
 
     class Record:
         compile_id, fail_type, fail_reason, has_guarded_code = "0/0", "Unsupported", "graph break in loop", False
 
-    assert _dynamo._fail_site(Record()) == ""
+    assert _dynamo_records._fail_site(Record()) == ""
 
 
 def test_without_the_graph_break_log_the_break_log_reads_the_counter(monkeypatch):

@@ -38,7 +38,8 @@ class CheckContext:
     exchanged: bool = False
     """The verdict is exchanged with the other ranks (a process group exists and `[distributed] enabled`)."""
     evidence: dict[str, Any] = field(default_factory=dict)
-    """What one check computed that another weighs, computed once (the probe's run: `probe.check.observed`)."""
+    """What one check computed that another weighs, computed once (the probe's run: `probe.check.observed`; the static
+    scan's hazards: `hotpath.check.scanned`)."""
 
 
 Check = Callable[[CheckContext], Iterable[Finding]]

@@ -63,13 +63,29 @@ def decode(model: nn.Module, *, batch: int = 1, prompt: int = 8, new_tokens: int
     gen = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, VOCAB, (batch, prompt), generator=gen).to(next(model.parameters()).device)
     cache = DynamicCache()
-    out = model(input_ids=ids, past_key_values=cache, use_cache=True)
+    new_name = takes_cache(model)
+    logits = cached_forward(model, ids, cache, new_name)
     tokens = [ids]
     for _ in range(new_tokens):
-        nxt = out.logits[:, -1:].argmax(-1)
+        nxt = logits[:, -1:].argmax(-1)
         tokens.append(nxt)
-        out = model(input_ids=nxt, past_key_values=out.past_key_values, use_cache=True)
+        logits = cached_forward(model, nxt, cache, new_name)  # the cache grows in place
     return torch.cat(tokens, dim=1)
+
+
+def takes_cache(model: nn.Module) -> bool:
+    """Whether the model's forward names its KV cache `cache` (transformers 5.24; `past_key_values` is deprecated
+    there, a FutureWarning) rather than `past_key_values` (transformers 5.17, which has no `cache`)."""
+    import inspect
+
+    return "cache" in inspect.signature(model.forward).parameters
+
+
+def cached_forward(model: nn.Module, ids: torch.Tensor, cache: Any, new_name: bool) -> torch.Tensor:
+    """One forward that reads and extends `cache`, under the argument name the installed transformers knows."""
+    if new_name:
+        return model(input_ids=ids, cache=cache, use_cache=True).logits
+    return model(input_ids=ids, past_key_values=cache, use_cache=True).logits
 
 
 def decode_steps(model: nn.Module) -> Any:

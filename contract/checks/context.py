@@ -42,7 +42,8 @@ class CheckContext:
     strict: bool = False
     """`--strict`: warnings refuse the start, and the hardening checks that only make sense then report (CC213)."""
     evidence: dict[str, Any] = field(default_factory=dict)
-    """What one check computed that another weighs, computed once (the probe's run: `probe.check.observed`)."""
+    """What one check computed that another weighs, computed once (the probe's run: `probe.check.observed`; the static
+    scan's hazards: `hotpath.check.scanned`)."""
 
 
 Check = Callable[[CheckContext], Iterable[Finding]]

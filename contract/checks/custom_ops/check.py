@@ -1,10 +1,12 @@
 """CC6xx: operators a region's code calls, checked against what tracing needs.
 
-CC601 reads the source of each compiled region's method and of the forwards of the modules under it, finds custom
-operators it reaches (`torch.ops.ns.op[.overload]` attribute chains, `torch.library.custom_op` objects named in the
-function's globals or held on the module) and checks each has a fake (meta) implementation. Without one, the first
-compiled call fails while tracing ("There was no fake impl registered ..."). Source-level: an op on a branch never
-taken is still reported, so this is a warning.
+CC601: custom operators (`torch.ops.ns.op[.overload]`, `torch.library.custom_op` objects) a compiled region calls
+without a fake (meta) implementation; the first compiled call that reaches one fails while tracing ("There was no
+fake impl registered ..."). The hot-path scan (`contract.checks.hotpath`) records each such call it walks: one made
+on every compiled call (no undecided test, early exit, possibly empty loop or dormant Python state before it) is an
+error, with or without a step; one under a condition the scan cannot decide is a warning. Ops named in the source of
+a region's method and of the forwards under it that the scan did not see called are warnings too (source-level: an
+op on a branch never taken is still reported).
 """
 
 from __future__ import annotations
@@ -23,13 +25,38 @@ from contract.findings import Finding, source_path
 
 
 def check(ctx: Any) -> list[Finding]:
-    """CC601 over every enabled region's targets (needs a bound model; nothing without one)."""
-    from contract import _torch
+    """CC601 over every enabled region's targets (needs a bound model; nothing without one): an error where the hot
+    path scan sees the call made on every compiled call, a warning where a condition it cannot decide may skip it."""
+    from contract.checks.hotpath.check import scanned
 
     if ctx.binding is None:
         return []
+    calls: dict[tuple[str, str], Any] = {}
+    for h in scanned(ctx):
+        key = (h.region, h.what)
+        if h.kind == "custom-op" and (key not in calls or h.certain and not calls[key].certain):
+            calls[key] = h
+    out = [_finding(region, op, h.where, _uncertain(h)) for (region, op), h in calls.items()]
+    return out + _named_in_source(ctx, set(calls))
+
+
+def _uncertain(hazard: Any) -> str | None:
+    """Why a recorded call may not run on every compiled call (None: it does)."""
+    if hazard.certain:
+        return None
+    return f"reached only once {hazard.guard} changes" if hazard.guard else UNDECIDED
+
+
+UNDECIDED = "the call sits under a condition the scan cannot decide: it may not run on every call"
+NAMED = "named in the region's code, not seen called on every compiled call"
+
+
+def _named_in_source(ctx: Any, seen: set[tuple[str, str]]) -> list[Finding]:
+    """Warnings for the ops named in a region's source that the hot-path scan did not see called (behind Python state
+    that is off now, passed on as a function): an op on a branch never taken is still reported."""
+    from contract import _torch
+
     out: list[Finding] = []
-    seen: set[tuple[str, str]] = set()
     parsed: dict[FunctionType, list[tuple[list[str], str]]] = {}
     for rb in ctx.binding.regions.values():
         if not rb.region.enabled:
@@ -39,14 +66,22 @@ def check(ctx: Any) -> list[Finding]:
                 if (rb.region.name, names[0]) in seen or any(_torch.has_fake_impl(n) for n in names):
                     continue
                 seen.add((rb.region.name, names[0]))
-                out.append(
-                    CUSTOM_OP_NO_FAKE.finding(
-                        where,
-                        f"region {rb.region.name!r} calls custom op {names[0]} which has no fake implementation",
-                        f"register one: @<op>.register_fake (custom_op) or torch.library.register_fake({names[0]!r})",
-                    )
-                )
+                out.append(_finding(rb.region.name, names[0], where, NAMED))
     return out
+
+
+def _finding(region: str, op: str, where: str, uncertain: str | None) -> Finding:
+    """One CC601 finding: a call made on every compiled call fails the first one (an error); one that may not run
+    (`uncertain` says why) is a warning."""
+    fix = f"register one: @<op>.register_fake (custom_op) or torch.library.register_fake({op!r})"
+    if uncertain is not None:
+        message = f"region {region!r} calls custom op {op} which has no fake implementation ({uncertain})"
+        return CUSTOM_OP_NO_FAKE.finding(where, message, fix, severity="warning")
+    message = (
+        f"region {region!r} calls custom op {op} on every compiled call and it has no fake implementation: the first "
+        "compiled call fails while tracing (TorchRuntimeError)"
+    )
+    return CUSTOM_OP_NO_FAKE.finding(where, message, fix)
 
 
 def _ops_reached(module: Any, method: str, parsed: dict) -> Iterator[tuple[tuple[str, ...], str]]:

@@ -37,6 +37,7 @@ from contract.checks.hotpath.resolve import ANY_KEY, CallArgs, Display, Env, cha
 class Walk(Protocol):
     """What call handling needs of the walk (`walk.Walker`): where it is, what it records, how it follows callees."""
 
+    MODE: str
     state: ScanState
     src: Source
     env: Env
@@ -302,6 +303,8 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
         return
     if isinstance(callee, Prop):
         return w.enter(callee.prop.fget, resolve(w.env, func.value)) if isinstance(func, ast.Attribute) else None
+    if custom_op_without_fake(w, node, callee):
+        return
     name = break_calls().get(id(callee))
     if name is not None:
         if name != "next" or iterator_arg(w.env, node):
@@ -340,6 +343,18 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
     ):
         return w.enter_module(owner, func.attr, call)
     w.enter(callee, owner, call)
+
+
+def custom_op_without_fake(w: Walk, node: ast.Call, callee: Any) -> bool:
+    """A custom operator called from compiled code (`torch.ops.ns.op(x)`, a `custom_op` object): recorded when it has
+    no fake implementation (CC601: tracing it fails), certain when nothing the scan cannot decide keeps the call from
+    running (`ScanState.branches`, `ScanState.maybe`, a dormant guard). True when recorded (nothing to follow)."""
+    names = _torch.op_names(callee) if w.MODE == "hot" else None
+    if not names or any(_torch.has_fake_impl(n) for n in names):
+        return False
+    certain = not w.state.branches and not w.state.maybe and w.guard is None
+    w.hazard("custom-op", node, names[0], certain=certain)
+    return True
 
 
 def torch_runs_arguments(callee: Any) -> bool:

@@ -206,9 +206,7 @@ def check(ctx: Any) -> list[Finding]:
     outranks the scan's reading (precision before recall)."""
     if ctx.binding is None:
         return []
-    from contract.checks.hotpath.scan import scan
-
-    hazards = accepted_breaks(scan(ctx.binding, ctx.step), ctx.binding)
+    hazards = accepted_breaks([h for h in scanned(ctx) if h.kind in _BY_KIND], ctx.binding)
     if any(h.kind in SIZES for h in hazards) and ran(observed(ctx)):
         hazards = [h for h in hazards if h.kind not in SIZES]  # the probe measured them: CC406 or CC401 say it
     if not any(h.certain and _BY_KIND[h.kind].severity == "error" for h in hazards):
@@ -216,6 +214,16 @@ def check(ctx: Any) -> list[Finding]:
     result = observed(ctx)
     stable = stable_regions(result)
     return [finding(h, result.steps if result and h.region in stable else 0) for h in hazards]
+
+
+def scanned(ctx: Any) -> list[Any]:
+    """The static scan's raw hazards on this context (needs a binding), scanned once: CC3xx turn them into findings
+    and CC601 reads the custom operators the hot path calls (`custom-op`)."""
+    if "scan" not in ctx.evidence:
+        from contract.checks.hotpath.scan import scan
+
+        ctx.evidence["scan"] = scan(ctx.binding, ctx.step)
+    return ctx.evidence["scan"]
 
 
 def ran(result: Any) -> bool:

@@ -13,7 +13,7 @@ import torch
 
 from contract import _torch_scan
 from contract.checks.hotpath.model import MISSING, UNKNOWN, Cond
-from contract.checks.hotpath.resolve import Env, chain, resolve
+from contract.checks.hotpath.resolve import Env, chain, iter_values, resolve
 
 COMPILING_NAMES = frozenset({"is_compiling", "is_torchdynamo_compiling", "is_dynamo_compiling"})
 """Names of `is_compiling()` look-alikes (transformers' `is_torchdynamo_compiling`): true while Dynamo traces."""
@@ -229,3 +229,40 @@ def tested_values(test: ast.expr) -> Iterator[ast.expr]:
             yield test.comparators[0]  # `0.0 in mask` asks the tensor for a bool
     else:
         yield test
+
+
+def non_empty(env: Env, it: ast.expr) -> bool:
+    """A `for` loop's iterable known to hold items now: a real non-empty container or module list, `range(3)` /
+    `range(self.iters)` on known ints, `enumerate`/`reversed`/`zip` of such (the body runs at least once)."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords:
+        if it.func.id == "range" and it.args and resolve(env, it.func) is range:
+            bounds = [constant(env, a) for a in it.args]
+            return all(type(b) is int for b in bounds) and len(range(*bounds)) > 0
+        if it.func.id in ("enumerate", "reversed", "zip") and it.args:
+            return all(non_empty(env, a) for a in it.args[: 1 if it.func.id != "zip" else None])
+    values = iter_values(env, it)
+    return bool(values)
+
+
+def may_leave(env: Env, flags: dict[str, Cond], stmt: ast.stmt) -> bool:
+    """A statement after which the rest of its block may not run although the walk reads it as run: an `if` whose
+    undecided arm (or taken arm) holds a `return`/`continue`/`break`, or a `with`/`try`/loop statement holding a
+    `return` (a `raise` fails the call anyway: what follows runs on every call that succeeds)."""
+    if isinstance(stmt, ast.If):
+        test = cond(env, flags, stmt.test)
+        arms = [stmt.body, stmt.orelse] if test.value is None else [stmt.body if test.value else stmt.orelse]
+        return any(_leaves(s, loops=False) for arm in arms for s in arm)
+    if isinstance(stmt, (ast.With, ast.AsyncWith, ast.Try, ast.For, ast.AsyncFor, ast.While)):
+        return _leaves(stmt, loops=isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)))
+    return False
+
+
+def _leaves(node: ast.AST, *, loops: bool) -> bool:
+    """A `return` anywhere under a statement (not in nested definitions), or a `continue`/`break` not inside a loop
+    of its own (`loops`: already inside one)."""
+    if isinstance(node, ast.Return) or isinstance(node, (ast.Continue, ast.Break)) and not loops:
+        return True
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        return False
+    inner = loops or isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+    return any(_leaves(child, loops=inner) for child in ast.iter_child_nodes(node))

@@ -21,7 +21,8 @@ class Hazard:
 
     kind: str
     """`counter`, `assigned`, `container`, `float`, `graph-break`, `item-branch`, `env`, `dynamic-getattr`,
-    `batchnorm`, `per-instance`."""
+    `batchnorm`, `per-instance`; `custom-op` (a custom operator without a fake implementation, turned into CC601 by
+    `contract.checks.custom_ops`)."""
     where: str
     """`file:line` (or a module path for instance-level hazards)."""
     region: str
@@ -172,11 +173,29 @@ class ScanState:
     step_call: str = ""
     """`file:line` of the last call from the step's side into module code (a compiled call a wrapper module's
     forward makes is located there)."""
+    maybe: int = 0
+    """How many enclosing constructs may skip the code walked now although the other rules read it as run: a `for`
+    loop or comprehension over an iterable not known to be non-empty, an operand of `and`/`or` after the first, code
+    after an early `return`/`continue`/`break` under an undecided test (`conditions.may_leave`). Only a call made
+    with none of these (nor `branches`, nor a dormant guard) is certain to run on every compiled call."""
     loops: int = 0
     """How many Python `for`/`while` loops enclose the code walked now, callers included (a graph break there makes
     Dynamo skip the whole frame)."""
     step_index: tuple[Any, str] | None = None
     """(code, parameter name) of the step's call index `i`: a Python int that changes on every call."""
+
+
+@dataclass
+class Skips:
+    """What one `Walker._maybe` added to `ScanState.maybe`, taken back when its block ends."""
+
+    state: ScanState
+    count: int
+
+    def add(self) -> None:
+        """One more reason the rest of the block may not run."""
+        self.count += 1
+        self.state.maybe += 1
 
 
 @dataclass(frozen=True)

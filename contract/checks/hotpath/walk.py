@@ -17,9 +17,9 @@ from torch import nn
 from contract.checks.hotpath import breaks, calls
 from contract.checks.hotpath.access import Access
 from contract.checks.hotpath.classify import aug_form, form_of, literal
-from contract.checks.hotpath.conditions import cond, tested_values, walk_expr
+from contract.checks.hotpath.conditions import cond, may_leave, non_empty, tested_values, walk_expr
 from contract.checks.hotpath.locals import Locals, in_order_assignments, single_assignments
-from contract.checks.hotpath.model import MISSING, Cond, Hazard, ScanState, Source
+from contract.checks.hotpath.model import MISSING, Cond, Hazard, ScanState, Skips, Source
 from contract.checks.hotpath.resolve import (
     ANY_KEY,
     ENTRY,
@@ -170,19 +170,23 @@ class Walker(Access, Locals, ast.NodeVisitor):
     def _block(self, stmts: list[ast.stmt]) -> None:
         """Visit statements in order; after `if is_compiling(): return`, the rest runs only eagerly; after
         `if self.done: return`, the rest is one-time initialisation when it sets `self.done` (see `_once`)."""
-        for i, stmt in enumerate(stmts):
-            self.visit(stmt)
-            exit_cond = self._exit_cond(stmt)
-            if exit_cond is None:
-                keys = self._once_keys(stmt)
-                if keys:
-                    self._once(keys, stmts[i + 1 :])
-                    return
-                continue
-            if not exit_cond.eager:
-                with self._dormant(exit_cond):
-                    self._block(stmts[i + 1 :])
-            return
+        with self._maybe(False) as skippable:
+            for i, stmt in enumerate(stmts):
+                self.visit(stmt)
+                exit_cond = self._exit_cond(stmt)
+                if exit_cond is None:
+                    keys = self._once_keys(stmt)
+                    if keys:
+                        with self._maybe():
+                            self._once(keys, stmts[i + 1 :])
+                        return
+                    if may_leave(self.env, self.flags, stmt):
+                        skippable.add()  # an undecided early exit: the rest may not run
+                    continue
+                if not exit_cond.eager:
+                    with self._dormant(exit_cond):
+                        self._block(stmts[i + 1 :])
+                return
 
     @contextmanager
     def _dormant(self, cond: Cond) -> Iterator[None]:
@@ -266,6 +270,13 @@ class Walker(Access, Locals, ast.NodeVisitor):
         with self._branch(), self._loop():
             self.generic_visit(node)
 
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        """`a and f(x)`: operands after the first run only when the ones before do not decide."""
+        self.visit(node.values[0])
+        with self._maybe():
+            for value in node.values[1:]:
+                self.visit(value)
+
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self._test(node.test)
         with self._branch():
@@ -285,6 +296,17 @@ class Walker(Access, Locals, ast.NodeVisitor):
             self.state.branches -= 1
 
     @contextlib.contextmanager
+    def _maybe(self, skipped: bool = True) -> Iterator[Skips]:
+        """Code that may be skipped although the other rules read it as run (see `ScanState.maybe`); more reasons
+        found inside (`Skips.add`) last until the block ends."""
+        skips = Skips(self.state, int(skipped))
+        self.state.maybe += skips.count
+        try:
+            yield skips
+        finally:
+            self.state.maybe -= skips.count
+
+    @contextlib.contextmanager
     def _loop(self) -> Iterator[None]:
         """The body of a Python loop (see `ScanState.loops`)."""
         self.state.loops += 1
@@ -300,8 +322,12 @@ class Walker(Access, Locals, ast.NodeVisitor):
             self._bind_loop(gen.target, gen.iter)
             for test in gen.ifs:
                 self.visit(test)
-        for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
-            self.visit(part)
+        runs = not isinstance(node, ast.GeneratorExp) and all(
+            non_empty(self.env, g.iter) and not g.ifs for g in node.generators
+        )
+        with self._maybe(not runs):
+            for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
+                self.visit(part)
 
     visit_SetComp = visit_ListComp
     visit_GeneratorExp = visit_ListComp
@@ -317,7 +343,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
             for arg in inner.args:
                 self._test(arg)
         self.visit(it)  # evaluated once, before the loop runs
-        with self._loop():
+        with self._loop(), self._maybe(not non_empty(self.env, it)):
             self.visit(node.target)
             self._block(node.body)
         self._block(node.orelse)

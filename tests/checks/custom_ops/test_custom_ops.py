@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from pathlib import Path
 
+import pytest
 import torch
 from torch import nn
 
@@ -36,11 +38,31 @@ def _findings(model: nn.Module, tmp_path: Path, contract: str = CONTRACT) -> lis
     return [f for f in check(path, model)[2] if f.code.startswith("CC6")]
 
 
+def marked(path: Path) -> set[tuple[int, str]]:
+    """(line, severity) of each `# expect: CC601` mark (`# expect: CC601 warning` for a warning)."""
+    lines = path.read_text().splitlines()
+    return {
+        (n, "warning" if "expect: CC601 warning" in lines[n - 1] else "error") for n in expected_codes(path)["CC601"]
+    }
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("CC601*.py")), ids=lambda p: p.name)
+def test_example_reports_each_marked_call_with_its_severity_and_nothing_else(
+    path: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """A call every compiled call makes is an error; one behind a condition the scan cannot decide is a warning."""
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    findings = _findings(importlib.import_module(path.stem).build(), tmp_path)
+    lines = {(int(f.location.rpartition(":")[2]), f.severity) for f in findings}
+    assert all(f.location.startswith(source_path(str(path)) + ":") for f in findings), [str(f) for f in findings]
+    assert lines == marked(path), [str(f) for f in findings]
+
+
 def test_custom_op_without_fake_is_reported_once_at_its_call_line_written_like_scan_locations(tmp_path: Path) -> None:
     findings = _findings(_load_example().build(), tmp_path)
     (line,) = expected_codes(EXAMPLE)["CC601"]
     where = f"{source_path(str(EXAMPLE))}:{line}"
-    assert [(f.code, f.severity, f.location) for f in findings] == [("CC601", "warning", where)]
+    assert [(f.code, f.severity, f.location) for f in findings] == [("CC601", "error", where)]
     assert not where.startswith("/")  # relative to the working directory, as CC3xx locations are
     assert "cc601_example::fused_gelu" in findings[0].message and "register_fake" in findings[0].fix
 
@@ -75,13 +97,11 @@ def test_ops_with_fake_or_meta_kernels_and_eager_regions_are_not_reported(tmp_pa
     assert _findings(example.build(), tmp_path, eager) == []
 
 
-def test_the_reported_op_really_fails_to_compile_and_the_fake_one_compiles() -> None:
-    example = _load_example()
-    block = example.Block()
+@pytest.mark.parametrize("name", ["CC601_custom_op_without_fake", "CC601_called_on_every_call"])
+def test_a_block_reported_as_an_error_really_fails_its_first_compiled_call(name: str, monkeypatch) -> None:
+    """The error is a certain crash: the first compiled call of the example's block fails while tracing."""
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    block = importlib.import_module(name).Block()
     block.compile(backend="eager")
-    try:
+    with pytest.raises(Exception, match="no fake impl registered"):  # torch._dynamo.exc.TorchRuntimeError
         block(torch.randn(2, 8))
-    except Exception as exc:  # torch._dynamo.exc.TorchRuntimeError
-        assert "no fake impl registered" in str(exc)
-    else:
-        raise AssertionError("compiling a custom op without a fake implementation succeeded")

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from torch import nn
 
-from contract import _torch_scan
+from contract import _torch, _torch_scan
 from contract.checks.hotpath.breaks import (
     autograd_call,
     break_calls,

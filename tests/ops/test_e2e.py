@@ -54,6 +54,7 @@ compile_seconds_budget = 600
 addr = "127.0.0.1"
 port = {port}
 log_format = "json"
+unclaimed_compile_budget = 100
 """
 RANK_START_S = 180
 """Two processes importing torch and compiling on a 2-core machine: generous, still bounded."""

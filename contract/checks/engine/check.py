@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from contract.binding.targets import Binding, RegionBinding, Target
 from contract.checks.engine.rules import COMPILED_TWICE, INLINED, NOT_COMPILED, SETTINGS_DIFFER, UNREADABLE
 from contract.document.schema import Region
 from contract.findings import Finding
+
+if TYPE_CHECKING:  # the binding imports torch; `doctor` imports the checks without it
+    from contract.binding.targets import Binding, RegionBinding, Target
 
 
 @dataclass

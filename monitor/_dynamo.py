@@ -269,9 +269,23 @@ def compile_id_of(frame: FrameType | None) -> str:
     return str(cid) if cid is not None else ""
 
 
-def compile_code(frame: FrameType | None) -> tuple[str, str, int] | None:
-    """(function, file, first line) of the code a `convert_frame._compile` frame compiles (its `code` argument)."""
-    code: Any = frame.f_locals.get("code") if frame is not None else None
+def user_code(frame: FrameType | None, fn: Any = None) -> Any | None:
+    """The user's code object a compile is about: the code the `convert_frame._compile` frame compiles, unless that is
+    torch's own `wrap_inline` frame (a torch.nn module compiled whole, or any function on torch 2.11), then the code of
+    the callable it wraps (`fn`, the compile wrapper's callable)."""
+    code = code_of(frame)
+    if code is not None and "/torch/_dynamo/" not in str(getattr(code, "co_filename", "")).replace("\\", "/"):
+        return code
+    inner = getattr(fn, "__wrapped__", None)
+    if hasattr(inner, "_call_impl") and not hasattr(inner, "__func__"):  # wrap_inline(module): its forward
+        inner = getattr(type(inner), "forward", None)
+    inner = getattr(inner, "__func__", inner)
+    return getattr(inner, "__code__", None) or code
+
+
+def compile_code(frame: FrameType | None, fn: Any = None) -> tuple[str, str, int] | None:
+    """(function, file, first line) of the user's code a compile is about (see `user_code`)."""
+    code: Any = user_code(frame, fn)
     return (code.co_name, code.co_filename, code.co_firstlineno) if hasattr(code, "co_firstlineno") else None
 
 

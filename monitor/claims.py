@@ -41,7 +41,7 @@ class Claims:
     # -- compiles no region claims ------------------------------------------------------------------------------
     def unclaimed(self, compile_id: str, fn: Any, frame: Any, seconds: float, breaks: int) -> None:
         """Count one compile no region claims, say where it is, and act on its budget."""
-        code = _dynamo.code_of(frame)
+        code = _dynamo.user_code(frame, fn)
         name = _code_name(code, fn)
         recompile = _dynamo.is_recompile(compile_id)
         counted = self._ledger.unclaimed.record(name, recompile)
@@ -162,23 +162,14 @@ class Claims:
 
 
 def _code_name(code: Any, fn: Any) -> str:
-    """The qualified name of the code Dynamo compiles (`Model.forward`), else of the compiled callable (torch 2.11
-    compiles a plain function through `wrap_inline`'s own frame, shared by every such function)."""
+    """The qualified name of the user's code Dynamo compiles (`Model.forward`), else of the compiled callable."""
     name = getattr(code, "co_qualname", None) or getattr(code, "co_name", None)
-    if name and not _is_torch(code):
+    if name:
         return str(name)
-    inner = getattr(fn, "__wrapped__", None)
-    if callable(inner) and hasattr(inner, "__qualname__") and not hasattr(inner, "__self__"):
-        return str(inner.__qualname__)
     owner = _dynamo.owner_of(fn) if fn is not None else None
     if owner is not None:
         return f"{type(owner[0]).__qualname__}.{owner[1]}"
     return str(getattr(fn, "__qualname__", "<unknown>"))
-
-
-def _is_torch(code: Any) -> bool:
-    """Code of torch's own wrappers (`wrap_inline`), not the user's."""
-    return "/torch/_dynamo/" in str(getattr(code, "co_filename", "")).replace("\\", "/")
 
 
 def _site(code: Any) -> str:

@@ -202,7 +202,7 @@ class Inflight:
         if _dynamo.is_dynamo(args):
             fn = self._stack.compiled_callable()
             target = self._resolve(fn) if fn is not None else None
-            code = _dynamo.compile_code(self._stack.compile_frame())
+            code = _dynamo.compile_code(self._stack.compile_frame(), fn)
             if target is not None:
                 region, module, method = target.region, target.path or "<root>", target.method
                 counted = self._ledger.would_count(region, id(target.module), cid)

@@ -13,6 +13,7 @@ Files written to STATE: `rank<R>.ready` {port}, `rank<R>.compiling` (the compile
 
 from __future__ import annotations
 
+import atexit
 import datetime
 import json
 import os
@@ -108,6 +109,11 @@ def main(contract: str, state: Path, mode: str) -> int:
     if binding is None:
         print(f"rank {rank}: contract did not bind: {[f.message for f in findings]}", file=sys.stderr)
         return 2
+    if mode == "thread-exit":
+        # Runs after the monitor's own exit handler (atexit is last in, first out): the process ends there, before the
+        # interpreter's finalization, which can crash a daemon thread parked inside torch's C++ frames (seen once as
+        # SIGSEGV under load; torch's and CPython's teardown, not the monitor's: the events are written by then).
+        atexit.register(os._exit, 0)
     mon = monitor.start(apply(binding))
     write(state / f"rank{rank}.ready", {"port": mon.port})
     step = Step(model, world)

@@ -158,6 +158,15 @@ def expected(backend: str, mode: str | None, options: dict[str, Any], fullgraph:
     return Settings(backend=found.backend, options=found.options, fullgraph=fullgraph, dynamic=found.dynamic)
 
 
+def expected_for(region: Any) -> Settings | None:
+    """The settings a contract region's compile should have (`expected`), or None when torch refuses them (the
+    settings check, CC1xx, says why)."""
+    try:
+        return expected(region.backend, region.mode, region.options, region.fullgraph, region.dynamic)
+    except Exception:  # an unknown backend or option: reported by CC101-CC104
+        return None
+
+
 def compiles_in(model: nn.Module) -> Iterator[EngineCompile]:
     """Every compile (and compiler.disable) found on the modules of a tree, wrappers seen through."""
     for module in model.modules():

@@ -30,10 +30,10 @@ def check(ctx: Any) -> list[Finding]:
     """Every CC9xx finding of the bound model (nothing without one)."""
     if ctx.binding is None:
         return []
-    from contract import _compiled
+    from contract.binding.apply import engine_compiles
 
     binding: Binding = ctx.binding
-    found = {(id(c.module), c.method): c for c in _compiled.compiles_in(binding.model) if not c.disabled}
+    found = engine_compiles(binding.model)
     if not found and not any(rb.region.engine for rb in binding.regions.values()):
         return []
     outer = [c for key, c in found.items() if key not in binding.by_target]  # region inside region: CC504
@@ -46,8 +46,10 @@ def check(ctx: Any) -> list[Finding]:
 
 def _verify(rb: RegionBinding, found: dict) -> list[Finding]:
     """CC901 (not compiled), CC902 (compiled differently), CC905 (unreadable) for one engine region."""
+    from contract import _compiled
+
     region = rb.region
-    want = _expected(region)
+    want = _compiled.expected_for(region)
     missing, unreadable, differ = _Group(), _Group(), dict[str, _Group]()
     for target in rb.targets:
         comp = found.get((id(target.module), target.method))
@@ -77,16 +79,6 @@ def _replaced(target: Target) -> bool:
     if target.method == "forward" and own.get("_compiled_call_impl") is not None:
         return True
     return callable(own.get(target.method))
-
-
-def _expected(region: Region) -> Any:
-    """The settings torch would keep for the region's compile; None when torch refuses them (CC1xx reports why)."""
-    from contract import _compiled
-
-    try:
-        return _compiled.expected(region.backend, region.mode, region.options, region.fullgraph, region.dynamic)
-    except Exception:
-        return None
 
 
 def _twice(rb: RegionBinding, found: dict) -> list[Finding]:

@@ -35,8 +35,8 @@ class Claims:
         self._verified: set[int] = set()
         self._inside: dict[int, tuple[Any, tuple[str, ...]]] = {}
         self.armed: RecompileBudgetExceeded | None = None
-        """Set when the unclaimed budget was exceeded with `unclaimed_on_breach = "fail"`: the next unclaimed
-        compile raises it."""
+        """Set when the unclaimed budget was exceeded with `unclaimed_on_breach = "fail"`: the monitor's start callback
+        raises it at the next compile its in-progress record finds unclaimed."""
 
     # -- compiles no region claims ------------------------------------------------------------------------------
     def unclaimed(self, compile_id: str, fn: Any, frame: Any, seconds: float, breaks: int) -> None:
@@ -83,17 +83,6 @@ class Claims:
             action="fail" if self._fail else "alert",
             last_reasons=[],
         )
-
-    def raise_if_unclaimed(self) -> None:
-        """At a compile's start, once armed: raise the breach when no region claims this compile (Dynamo surfaces it
-        as `InternalTorchDynamoError` caused by `RecompileBudgetExceeded` in the thread that compiles)."""
-        armed = self.armed
-        if armed is None:
-            return
-        fn = _dynamo.compiled_callable()
-        owner = _dynamo.owner_of(fn) if fn is not None else None
-        if owner is None or self._binding.region_of(*owner) is None:
-            raise armed
 
     def _regions_inside(self, fn: Any) -> tuple[str, ...]:
         """Regions with a target inside the module an unclaimed compile runs (cached per module instance)."""
@@ -142,12 +131,8 @@ class Claims:
         if target.engine is None:  # a lazy engine: its compiles exist now, for this instance and its siblings
             self._locate(target.region)
         actual = _compiled.settings_of(context) if context is not None else None
-        region = self._binding.regions[target.region].region
-        try:
-            want = _compiled.expected(region.backend, region.mode, region.options, region.fullgraph, region.dynamic)
-        except Exception:  # settings torch refuses: the startup check reported them
-            return ""
-        return "; ".join(want.differences(actual)) if actual is not None else ""
+        want = _compiled.expected_for(self._binding.regions[target.region].region)
+        return "; ".join(want.differences(actual)) if actual is not None and want is not None else ""
 
     def _locate(self, region: str) -> None:
         """Find where the engine put its compiles for every target of a region still without one (siblings that

@@ -303,6 +303,12 @@ class Inflight:
         """Stop the watchdog thread (the records stay: a final export after this still shows them)."""
         self.watchdog.close()
 
+    def region_now(self) -> str | None:
+        """The region (or `<unclaimed>`) of the compile this thread runs, as `started` identified it; None if none."""
+        with self._lock:
+            run = self._running.get(get_ident())
+        return run.region if run is not None else None
+
     # -- scrape time ------------------------------------------------------------------------------------------------------
     def running(self) -> list[Running]:
         """The compiles running now (a copy)."""

@@ -26,6 +26,7 @@ from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.outputs import Outputs
 from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site
+from monitor.unclaimed import LABEL as UNCLAIMED
 
 TARGET_CACHE = 4096
 """Compiled callables remembered with their contract target (the attribution cache)."""
@@ -261,8 +262,8 @@ class Monitor:
             self._run_hook(self._running.started, args, defer=True)
         except Exception as exc:
             self._error("hook", exc)
-        if self._claims.armed is not None:
-            self._claims.raise_if_unclaimed()
+        if self._claims.armed is not None and self._running.region_now() == UNCLAIMED:
+            raise self._claims.armed  # Dynamo surfaces it as InternalTorchDynamoError caused by this breach
 
     def _on_end(self, args: Any) -> None:
         """End callback (guarded: a fault is counted once, never raised into Dynamo)."""

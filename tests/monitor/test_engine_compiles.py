@@ -224,3 +224,21 @@ def test_a_compiled_function_is_named_by_its_own_qualified_name(write_contract, 
         torch.compile(sampler, backend="eager")(torch.ones(2, 4))
     (seen,) = events.named("unclaimed_compile")
     assert seen["code"] == sampler.__qualname__ and "sampler" in seen["name"]
+
+
+def test_an_armed_unclaimed_fail_never_raises_in_a_claimed_regions_lazy_backward(write_contract, events):
+    """After the unclaimed budget armed `fail`, a region's own backward (compiled lazily, no compile wrapper on the
+    stack) still runs: only compiles the in-progress record finds unclaimed raise."""
+    net = Net()
+    body = (
+        '[monitor]\nunclaimed_compile_budget = 0\nunclaimed_on_breach = "fail"\n'
+        '[[region]]\nname = "head"\nmodule = "head"\nbackend = "aot_eager"\n'
+    )
+    _, mon = watch(write_contract, events, body, net)
+    f = torch.compile(lambda x: x * 2, backend="eager")
+    with mon:
+        f(torch.ones(1))  # over the budget of 0: arms fail
+        assert mon.ledger.totals()["unclaimed"]["breached"]
+        net.head(torch.ones(2, 8, requires_grad=True)).sum().backward()  # the region's forward, then its backward
+        snap = mon.snapshot()["head"]
+    assert snap["compiles"] == 1 and snap["backward_compiles"] == 1

@@ -32,7 +32,7 @@ def test_hugging_face_decoders_get_their_layer_globs_and_breach_nothing(name: st
 
 
 def test_scenario2_decode_with_a_growing_cache_settles_within_its_warm_up(tmp_path) -> None:
-    model_ref, step_ref = "examples.models:build_llama", "tests.init.models:decode_step"
+    model_ref, step_ref = "examples.scenario_models:build_llama", "tests.init.models:decode_step"
     path, result = generated(tmp_path, model_ref, step_ref)
     # the cache's `update(k, v, self.layer_idx)` specializes each layer's graph on its index: a true warning (a
     # 32-layer model passes the recompile limit), which the budgets written from the recording still absorb

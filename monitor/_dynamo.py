@@ -271,16 +271,26 @@ def compile_id_of(frame: FrameType | None) -> str:
 
 def user_code(frame: FrameType | None, fn: Any = None) -> Any | None:
     """The user's code object a compile is about: the code the `convert_frame._compile` frame compiles, unless that is
-    torch's own `wrap_inline` frame (a torch.nn module compiled whole, or any function on torch 2.11), then the code of
-    the callable it wraps (`fn`, the compile wrapper's callable)."""
+    torch's own `wrap_inline` frame (a torch.nn module compiled whole; on torch 2.11 also a function with no source
+    file), then the code of the callable it wraps (`fn`, the compile wrapper's callable)."""
     code = code_of(frame)
     if code is not None and "/torch/_dynamo/" not in str(getattr(code, "co_filename", "")).replace("\\", "/"):
         return code
     inner = getattr(fn, "__wrapped__", None)
     if hasattr(inner, "_call_impl") and not hasattr(inner, "__func__"):  # wrap_inline(module): its forward
         inner = getattr(type(inner), "forward", None)
+    inner = _module_forward(inner)
     inner = getattr(inner, "__func__", inner)
     return getattr(inner, "__code__", None) or code
+
+
+def _module_forward(fn: Any) -> Any:
+    """A module's bound call (`_call_impl`...) -> its class's forward, so a compile names the user's method: torch 2.14
+    and 2.15 compile a torch.nn module's `module.compile()` as `wrap_inline(module._call_impl)` (2.11-2.13: nothing)."""
+    owner = getattr(fn, "__self__", None)
+    if getattr(getattr(fn, "__func__", None), "__name__", "") in _CALLS and hasattr(owner, "_call_impl"):
+        return getattr(type(owner), "forward", fn)
+    return fn
 
 
 def compile_code(frame: FrameType | None, fn: Any = None) -> tuple[str, str, int] | None:

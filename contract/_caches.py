@@ -2,7 +2,7 @@
 fingerprint and warm start), torch 2.11 to 2.15. Private parts are named where they are used below.
 
 Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; the config reads, the PGO path and a
-failed artifact load run on 2.11, 2.13, 2.14 and 2.15). Same in all five: the cache switches, ConfigModule's
+failed artifact load run on all five). Same in all five: the cache switches, ConfigModule's
 `_get_dict` / `save_config_portable` / `_save_config_ignore` / `_compile_ignored_keys` / `_cache_config_ignore_prefix`,
 `cache_dir()`, `pgo.get_cache_key` / `code_state_path`, `save_cache_artifacts` / `load_cache_artifacts` and
 `CacheInfo.artifacts`, the "Failed to un-pickle cache artifacts" warning on `torch.compiler._cache`. Differs (what the
@@ -137,12 +137,13 @@ def load_cache_artifacts(data: bytes) -> dict[str, list[str]] | None:
 
 
 # A failed load is loud in torch (2.11-2.15): `CacheArtifactManager.deserialize` logs "Failed to un-pickle cache
-# artifacts" with a traceback at WARNING on logger `torch.compiler._cache` (torch/compiler/_cache.py line 296 in
-# 2.11 and 2.12, 313 in 2.13-2.15), which reaches the stderr handler `torch._logging._init_logs` puts on logger `torch`; errors in
-# `populate_caches` escape; a half-unpickled `CompiledFxGraph` prints "Exception ignored in ... __del__" through
-# `sys.unraisablehook`. The engine reports all of it as one finding instead (CC707), so while torch loads, the `torch`
-# loggers' handlers, Python warnings and the unraisable hook are swapped for collectors (process-wide: this runs once,
-# at startup, before anything compiles); after a load that worked, the records go to the handlers they were meant for.
+# artifacts" with a traceback at WARNING on logger `torch.compiler._cache` (torch/compiler/_cache.py line 296 in 2.11
+# and 2.12, 313 in 2.13-2.15), which reaches the stderr handler `torch._logging._init_logs` puts on logger `torch`;
+# errors in `populate_caches` escape; a half-unpickled `CompiledFxGraph` prints "Exception ignored in ... __del__"
+# through `sys.unraisablehook`. The engine reports all of it as one finding instead (CC707), so while torch loads, the
+# `torch` loggers' handlers, Python warnings and the unraisable hook are swapped for collectors (process-wide: this runs
+# once, at startup, before anything compiles); after a load that worked, the records go to the handlers they were meant
+# for.
 
 
 def load_cache_artifacts_quietly(data: bytes) -> tuple[dict[str, list[str]] | None, str | None]:

@@ -13,14 +13,15 @@ options), `_TorchCompileWrapper` keeps `.compiler_name` and `.kwargs`. Where a c
 The expected settings are built the way `torch.compile` builds them (the same wrapper classes), so a mode compares
 by its expansion. Every read degrades to "unknown", never to an exception.
 
-Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; each read run on 2.11, 2.13, 2.14 and
-2.15). Same in all five: `compile_wrapper` in `eval_frame.py` with free variables `fn`, `self`, `callback`; the
-context's `fullgraph`, `_dynamic`, `callback` and the `_torchdynamo_orig_backend` chain; `_TorchCompileInductorWrapper`
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; each read run on all five). Same
+in all five: `compile_wrapper` in `eval_frame.py` with free variables `fn`, `self`, `callback`; the context's
+`fullgraph`, `_dynamic`, `callback` and the `_torchdynamo_orig_backend` chain; `_TorchCompileInductorWrapper`
 (`compiler_name`, `config`, `dynamic`; built as `(mode, options, dynamic)`) and `_TorchCompileWrapper`
 (`compiler_name`, `kwargs`, `dynamic`; `(backend, mode, options, dynamic)`); `OptimizedModule` (`_orig_mod`,
-`dynamo_ctx`, `forward` instance attribute); `DisableContext`. Differs: on 2.14+ `module.compile()` of a torch.nn class
-really compiles (`wrap_inline(module._call_impl)`; on 2.11-2.13 Dynamo skips it), which this reader finds the same way
-(`_compiled_call_impl` holds a `compile_wrapper` on every version).
+`dynamo_ctx`, `forward` instance attribute); `DisableContext`. Differs, none breaking a read: 2.14+'s
+`_TorchCompileWrapper` also keeps `torch.compile(name=)` in `kwargs["name"]` (not a setting compared here); on 2.14+
+`module.compile()` of a torch.nn class really compiles (`wrap_inline(module._call_impl)`; on 2.11-2.13 Dynamo skips
+it), which this reader finds the same way (`_compiled_call_impl` holds a `compile_wrapper` on every version).
 """
 
 from __future__ import annotations

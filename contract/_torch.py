@@ -7,7 +7,7 @@ Both exist unchanged in torch 2.11 through 2.15. `compile_forward` uses Dynamo's
 What the static scan (CC3xx) reads of Dynamo's trace rules and config lives in the sibling `contract/_torch_scan.py`.
 
 Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (their sources; the behaviour claims run on
-2.11, 2.13, 2.14 and 2.15). Same in all five: every name read here (`_compiled_call_impl`, `nn.Module.compile()` as
+all five). Same in all five: every name read here (`_compiled_call_impl`, `nn.Module.compile()` as
 `torch.compile(self._call_impl)`, `trace_rules.check`, `external_utils.wrap_inline`, `maybe_mark_dynamic`,
 `config.get_type`, the custom-op registry, the exception classes, the module slots, the config modules' `_config`,
 `_compile_ignored_keys`, `_cache_config_ignore_prefix`, the dispatch-mode stack). Differs, none breaking us:
@@ -53,14 +53,14 @@ def compile_forward(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
 
 
 def _compile_builtin(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
-    """Compile a torch.nn class's forward as `nn.Module.compile()` does a user class's: the module's hooks run eager
-    in `_call_impl` and only the forward is traced. Why: `torch.compile(module)` traces
-    `external_utils.wrap_inline(module)`, hooks included, and FSDP2's hooks are `torch._dynamo.disable`d (2 graph
-    breaks per sharded block, the whole block then running eager; measured on torch 2.13; 2.14+'s own
-    `nn.Module.compile()` of a torch.nn class traces `wrap_inline(module._call_impl)`, hooks included, too). So
-    `module.forward` becomes an instance attribute that runs the forward through `wrap_inline` (a frame Dynamo traces,
-    torch 2.11-2.15) while a call is installed (`_compiled_call_impl`, here the plain bound `_call_impl`), eager otherwise. The
-    compiled function's `__wrapped__` is the module's bound forward (the runtime monitor attributes compiles by it).
+    """Compile a torch.nn class's forward as `nn.Module.compile()` does a user class's: the module's hooks run eager in
+    `_call_impl` and only the forward is traced. Why: `torch.compile(module)` traces
+    `external_utils.wrap_inline(module)`, hooks included, and FSDP2's hooks are `torch._dynamo.disable`d (2 graph breaks
+    per sharded block, the whole block then running eager; measured on torch 2.13; 2.14+'s own `nn.Module.compile()` of
+    a torch.nn class traces `wrap_inline(module._call_impl)`, hooks included, too). So `module.forward` becomes an
+    instance attribute that runs the forward through `wrap_inline` (a frame Dynamo traces, torch 2.11-2.15) while a call
+    is installed (`_compiled_call_impl`, here the plain bound `_call_impl`), eager otherwise. The compiled function's
+    `__wrapped__` is the module's bound forward (the runtime monitor attributes compiles by it).
     """
     from torch._dynamo import external_utils
 
@@ -118,7 +118,7 @@ def is_mark_dynamic(fn: Any) -> bool:
 
 
 def supports_compile_kwarg(name: str) -> bool:
-    """Whether this torch's `torch.compile` accepts a keyword (e.g. `recompile_limit`: absent on 2.11, there from 2.12)."""
+    """Whether this torch's `torch.compile` accepts a keyword (e.g. `recompile_limit`: not on 2.11, there from 2.12)."""
     import inspect
 
     return name in inspect.signature(torch.compile).parameters
@@ -248,7 +248,7 @@ HOOK_SLOTS = {
 }
 """nn.Module's private hook tables (handle id -> hook) and the kind each holds. A hook a compiled graph did not see
 when it was traced is not called by it, and Dynamo does not guard these tables: forward and full backward hooks
-added to a submodule after compile are silently skipped (seen on torch 2.11, 2.13 and 2.15: no recompile, no call)."""
+added to a submodule after compile are silently skipped (seen on torch 2.11-2.15: no recompile, no call)."""
 
 
 def hook_ids(module: nn.Module) -> set[tuple[str, int]]:
@@ -273,8 +273,9 @@ def active_dispatch_modes() -> list[str]:
 
 # Rank agreement (CC8xx). What ranks compare is read from torch's own config modules (`ConfigModule._config` entries
 # and their defaults, `_compile_ignored_keys`, Inductor's `_cache_config_ignore_prefix`: the keys its FX-graph cache
-# key ignores), all private, same in 2.11-2.15 (2.15's Inductor config, an `_ImplicationConfigModule`, keeps raw values
-# and defaults: an implied value is not a change, its source is); a module lacking them contributes nothing rather than failing.
+# key ignores), all private, same in 2.11-2.15 (2.15's Inductor config, an `_ImplicationConfigModule`, keeps raw
+# values and defaults: an implied value is not a change, its source is); a module lacking them contributes nothing
+# rather than failing.
 
 _CONFIG_MODULES = {
     "dynamo": "torch._dynamo.config",

@@ -2,11 +2,11 @@
 `contract/_torch.py`, split from it to keep files short. Everything else private the startup side reads stays there.
 
 Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; each lookup and each graph break
-below run on 2.11, 2.13, 2.14 and 2.15). Same in all five: the hook slots and global hook registries,
+below run on all five). Same in all five: the hook slots and global hook registries,
 `_torchdynamo_disable`, `trace_rules.lookup` / `FORCE_SKIP_FILES` (`optim/lr_scheduler.py` alone), the optimizers'
 `graph_break()` wrapper, `constant_fold_functions` / `_get_handlers`, `_BatchNorm` / `_DropoutNd`, every config key read
 here with the same default, and every `is_compiling` alias. Differs: only the rule table's contents, read at run time
-(torch C functions Dynamo skips: 69 on 2.11, 67 on 2.13, 68 on 2.14, 70 on 2.15; 2.11 also skips the autocast
+(torch C functions Dynamo skips: 69 on 2.11, 67 on 2.12 and 2.13, 68 on 2.14, 70 on 2.15; 2.11 also skips the autocast
 setters such as `torch.set_autocast_enabled`), so no code here depends on the version.
 """
 
@@ -39,7 +39,7 @@ def forward_hooks(module: nn.Module) -> list[Any]:
 def backward_hooks(module: nn.Module) -> list[Any]:
     """The module's backward pre-hooks and backward hooks (`register_full_backward_pre_hook`,
     `register_full_backward_hook`, the legacy `register_backward_hook`; private slots on torch 2.11-2.15). Calling the
-    module from compiled code breaks the graph there (each kind measured on 2.11, 2.13 and 2.15)."""
+    module from compiled code breaks the graph there (each kind measured on 2.11-2.15)."""
     out: list[Any] = []
     for slot in ("_backward_pre_hooks", "_backward_hooks"):
         table = getattr(module, slot, None)
@@ -79,8 +79,8 @@ def untraceable_system_call(fn: Any) -> bool:
 def skipped_torch_builtin(fn: Any) -> bool:
     """A C function of torch's namespace that Dynamo's trace rules skip: `torch._nested_tensor_from_mask`,
     `torch._foreach_max`, `torch.set_num_threads`, each breaking the graph ("Attempted to call function marked as
-    skipped", measured on torch 2.11, 2.13 and 2.15). How many differs by version (69 on 2.11, 67 on 2.13, 68 on 2.14,
-    70 on 2.15): read from the rule table, never a list of names."""
+    skipped", measured on torch 2.11-2.15). How many differs by version (69 on 2.11, 67 on 2.12 and 2.13, 68 on
+    2.14, 70 on 2.15): read from the rule table, never a list of names."""
     return _in_torch(fn) and _skipped_builtin(fn)
 
 
@@ -135,7 +135,7 @@ def non_tensor_torch_call(fn: Any) -> str | None:
     tensor ("torch.* op returned non-Tensor"), unless it constant-folds the function (`constant_fold_functions`:
     `torch.cuda.is_available`) or has a handler of its own (`_get_handlers`: `torch.is_grad_enabled`). Only a function
     that certainly returns a number counts (`_number_returned`: `torch.cuda.device_count`, `torch.equal`,
-    `torch.is_same_size`, `torch.result_type`, measured breaking on torch 2.11, 2.13 and 2.15). All
+    `torch.is_same_size`, `torch.result_type`, measured breaking on torch 2.11-2.15). All
     three lists are private to `torch._dynamo` (2.11-2.15); a torch lacking one reports nothing."""
     kind = _number_returned(fn)
     if kind is None or not _in_torch(fn):

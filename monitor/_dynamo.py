@@ -11,7 +11,7 @@ reset by shadowing that one method on the handler instance (state lives on the h
 Every lookup uses getattr with a fallback so a renamed internal degrades to "unknown", never to an exception.
 
 Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; callbacks, stack reads, reasons,
-graph breaks, the limit warning and lazy backwards run on 2.11, 2.13, 2.14 and 2.15). Same in all five:
+graph breaks, the limit warning and lazy backwards run on all five). Same in all five:
 `callback_handler` (`start_callbacks`, `end_callbacks`, `register_*_callback`, `clear`, called by `reset()`),
 `CallbackArgs(callback_trigger, compile_id)` and the trigger names, `compile_wrapper`'s locals `fn` / `self`,
 `_compile`'s locals `code` / `compile_id` / `reasons` / `recompile_reason`, `CompileId`'s `frame/compile` text,

@@ -4,7 +4,7 @@
 A sibling of `monitor/_dynamo.py` (the callbacks, the stack, graph breaks and counters), split from it at this seam.
 
 Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; a "graph break in loop" skip and a
-recompile-limit refusal run on 2.11, 2.13, 2.14 and 2.15). Same in all five: the `_compilation_metrics` deque and
+recompile-limit refusal run on all five). Same in all five: the `_compilation_metrics` deque and
 `get_compilation_metrics` / `set_compilation_metrics_limit`, the `CompilationMetrics` fields read here (`compile_id`,
 `fail_type`, `fail_reason`, `fail_user_frame_filename` / `_lineno`, `is_forward`, `has_guarded_code`), the record
 written after the end callback, the "Dynamo recompile limit exceeded" reason, `exc.Unsupported` / `UserError` and
@@ -23,7 +23,7 @@ from typing import Any
 # record exists (torch 2.11-2.15), so records are read lazily from `get_compilation_metrics()` (a bounded deque, not
 # cleared by `reset()`), only those appended since the previous read, matched by the compile ids we attributed.
 # Why not a handler on logger `torch._utils_internal`: it logs at INFO, so receiving it means lowering a torch
-# logger's level, which makes torch's own handler print every record. Verified on torch 2.11, 2.13, 2.14 and 2.15.
+# logger's level, which makes torch's own handler print every record. Verified on torch 2.11-2.15.
 _LIMIT_FAIL = "Dynamo recompile limit exceeded"
 """`fail_reason` prefix of a recompile-limit refusal (the record backs up the limit warning, which a silenced torch
 logger never emits)."""

@@ -1,11 +1,11 @@
 """Adapter for the private `torch.distributed` APIs the startup side needs (torch 2.11 to 2.15): the wrappers a
 region sees through (DDP, FSDP2, activation checkpointing) and where the ranks' verdict travels.
 
-Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; the wrapper reads run on all five,
-single process). Same in all five: DDP's `.module`, `OptimizedModule._orig_mod`, `ActivationWrapper`
-and `_checkpoint_wrapped_module`, `distributed_c10d._get_default_store`, `get_process_group_ranks`, `FSDPModule`, and
-`register_fsdp_forward_method`'s `functools.wraps`'d local `wrapped_method` (the function is identical in all five).
-Nothing differs.
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; the wrapper reads, the FSDP2 method
+wrapper and the rendezvous store run on all five, one process over gloo). Same in all five: DDP's `.module`,
+`OptimizedModule._orig_mod`, `ActivationWrapper` and `_checkpoint_wrapped_module`,
+`distributed_c10d._get_default_store`, `get_process_group_ranks`, `FSDPModule`, and `register_fsdp_forward_method`'s
+`functools.wraps`'d local `wrapped_method` (the function is identical in all five). Nothing differs.
 """
 
 from __future__ import annotations

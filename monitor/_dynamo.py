@@ -1,4 +1,4 @@
-"""The monitor's ONE adapter for private `torch._dynamo` APIs (verified on torch 2.11 and 2.13).
+"""The monitor's ONE adapter for private `torch._dynamo` APIs (verified on torch 2.11 to 2.15).
 
 Why private: Dynamo reports compiles only through `torch._dynamo.callback.callback_handler` (start/end callbacks
 carrying a compile id, no code object); per-instance attribution reads the compiled callable from the
@@ -9,6 +9,17 @@ no callback, only a WARNING on logger `torch._dynamo.convert_frame` emitted in t
 `torch._dynamo.reset()` clears the callback lists through `callback_handler.clear()`, so registration survives a
 reset by shadowing that one method on the handler instance (state lives on the handler, not in this module).
 Every lookup uses getattr with a fallback so a renamed internal degrades to "unknown", never to an exception.
+
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; callbacks, stack reads, reasons,
+graph breaks, the limit warning and lazy backwards run on all five). Same in all five:
+`callback_handler` (`start_callbacks`, `end_callbacks`, `register_*_callback`, `clear`, called by `reset()`),
+`CallbackArgs(callback_trigger, compile_id)` and the trigger names, `compile_wrapper`'s locals `fn` / `self`,
+`_compile`'s locals `code` / `compile_id` / `reasons` / `recompile_reason`, `CompileId`'s `frame/compile` text,
+`guard_failures`, `graph_break_reasons` of `GraphCompileReason(reason, user_stack)`, the counter names, the
+recompile-limit warning (logger, text, argument order) and DDPOptimizer's split entries. Differs: which frame Dynamo
+compiles for a `wrap_inline` (`user_code`: a function with no source file is wrapped on 2.11-2.12 only; a torch.nn
+module's own `module.compile()` compiles `wrap_inline(module._call_impl)` on 2.14+, nothing before; fixed: named by
+the module's forward on every version).
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from typing import Any
 
 Callback = Callable[[Any], None]
 LIMIT_LOGGER = "torch._dynamo.convert_frame"
-"""Logger that emits Dynamo's "hit config.recompile_limit" warning (both versions)."""
+"""Logger that emits Dynamo's "hit config.recompile_limit" warning (torch 2.11-2.15)."""
 _LIMIT_PREFIX = "torch._dynamo hit config."
 
 
@@ -271,16 +282,26 @@ def compile_id_of(frame: FrameType | None) -> str:
 
 def user_code(frame: FrameType | None, fn: Any = None) -> Any | None:
     """The user's code object a compile is about: the code the `convert_frame._compile` frame compiles, unless that is
-    torch's own `wrap_inline` frame (a torch.nn module compiled whole, or any function on torch 2.11), then the code of
-    the callable it wraps (`fn`, the compile wrapper's callable)."""
+    torch's own `wrap_inline` frame (a torch.nn module compiled whole; on torch 2.11-2.12 also a function with no source
+    file), then the code of the callable it wraps (`fn`, the compile wrapper's callable)."""
     code = code_of(frame)
     if code is not None and "/torch/_dynamo/" not in str(getattr(code, "co_filename", "")).replace("\\", "/"):
         return code
     inner = getattr(fn, "__wrapped__", None)
     if hasattr(inner, "_call_impl") and not hasattr(inner, "__func__"):  # wrap_inline(module): its forward
         inner = getattr(type(inner), "forward", None)
+    inner = _module_forward(inner)
     inner = getattr(inner, "__func__", inner)
     return getattr(inner, "__code__", None) or code
+
+
+def _module_forward(fn: Any) -> Any:
+    """A module's bound call (`_call_impl`...) -> its class's forward, so a compile names the user's method: torch 2.14
+    and 2.15 compile a torch.nn module's `module.compile()` as `wrap_inline(module._call_impl)` (2.11-2.13: nothing)."""
+    owner = getattr(fn, "__self__", None)
+    if getattr(getattr(fn, "__func__", None), "__name__", "") in _CALLS and hasattr(owner, "_call_impl"):
+        return getattr(type(owner), "forward", fn)
+    return fn
 
 
 def compile_code(frame: FrameType | None, fn: Any = None) -> tuple[str, str, int] | None:
@@ -317,7 +338,7 @@ class BreakLog:
 
     `torch._dynamo.utils.graph_break_reasons` gets one `GraphCompileReason(reason, user_stack)` per graph break of
     every kind, data-dependent jumps (`if tensor.sum() > 0:`, "generic_jump") included, which the global
-    `counters["graph_break"]` misses on torch 2.13; `torch._dynamo.reset()` clears it. Present on 2.11 and 2.13
+    `counters["graph_break"]` misses (torch 2.11-2.15); `torch._dynamo.reset()` clears it. Present on 2.11-2.15
     (it backs `torch._dynamo.explain`). Absent (a renamed internal): the graph-break counter's deltas stand in.
     Read only from Dynamo's callbacks and our reset hook, which Dynamo serializes.
     """
@@ -376,7 +397,7 @@ _DDP_SPLIT_REASON = "DDPOptimizer intentional graph-break"
 def is_ddp_split(entry: Any) -> bool:
     """Whether a graph-break log entry is DDPOptimizer splitting the graph at a gradient-bucket boundary: one entry
     per bucket, its user stack a single synthetic frame (`torch/_dynamo/backends/distributed.py`, line 0,
-    `DDPOptimizer`), its reason starting "DDPOptimizer intentional graph-break" (torch 2.11 and 2.13). The split is
+    `DDPOptimizer`), its reason starting "DDPOptimizer intentional graph-break" (torch 2.11-2.15). The split is
     DDP overlapping gradient all-reduce with backward, not a graph break of the user's code: Dynamo compiled the frame
     whole, and the counter of real breaks never sees it."""
     stack = list(getattr(entry, "user_stack", None) or ())

@@ -1,6 +1,16 @@
-"""The monitor's ONE adapter for private `torch._inductor` / `torch._functorch` cache internals (torch 2.11 and 2.13):
+"""The monitor's ONE adapter for private `torch._inductor` / `torch._functorch` cache internals (torch 2.11 to 2.15):
 every FX-graph and AOTAutograd cache lookup with its key, Inductor's own key components and hit or miss, for the
 cold-compile explanation (`coldstart`). Dynamo's own internals stay in `_dynamo`.
+
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; a cold then warm forward and backward
+run on all five: the same six lookups on each). Same in all five: the staticmethod
+`FxGraphCache.load_with_key(key, debug_lines, ...) -> (graph, cache_info)` with `cache_state` / `time_saved_ns`, the
+module function `autograd_cache_key -> (key, debug_lines)` called by its global name, the staticmethod
+`AOTAutogradCache.try_load` and its `autograd_cache_hit` / `_miss` counters, the file layout `compile_position` names,
+the compile workers' `--parent=` argument. Differs: AOTAutograd's `debug_lines` are always filled on 2.11 and only
+under DEBUG logging from 2.12 on (empty lines, not an error); 2.15's `try_load` agrees a hit across ranks before
+counting it (`sync_cache_decision_cross_ranks`: a hit another rank rejected counts as a miss), which this reader sees
+through the same counters.
 """
 
 from __future__ import annotations
@@ -18,11 +28,11 @@ from monitor._dynamo import counters
 # ...)`, which returns `(graph or None, cache_info)` with `cache_info["cache_state"]` ("hit"/"miss") and, on a hit,
 # `time_saved_ns` (the entry's original compile time); `debug_lines` are `FxGraphCachePickler.debug_lines()`, one
 # `[hash] name: value` line per ingredient of the key. AOTAutograd computes its key in the module function
-# `torch._functorch._aot_autograd.autograd_cache.autograd_cache_key(...) -> (key, debug_lines)` (2.13 fills
-# debug_lines only under DEBUG logging: empty otherwise) and decides hit/miss in `AOTAutogradCache.try_load`
-# (counted in `counters["aot_autograd"]`). Same names and call sites in torch 2.11 and 2.13 (class and module
-# attributes looked up at call time), so wrapping them sees every lookup; they are wrapped only while a listener
-# is subscribed, restored when the last one leaves, and a missing internal leaves lookups unseen, never raising.
+# `torch._functorch._aot_autograd.autograd_cache.autograd_cache_key(...) -> (key, debug_lines)` (2.12+ fill debug_lines
+# only under DEBUG logging, empty otherwise; 2.11 always) and decides hit/miss in `AOTAutogradCache.try_load` (counted
+# in `counters["aot_autograd"]`). Same names and call sites in torch 2.11-2.15 (class and module attributes looked up at
+# call time), so wrapping them sees every lookup; they are wrapped only while a listener is subscribed, restored when
+# the last one leaves, and a missing internal leaves lookups unseen, never raising.
 # Why not the structured trace (`fx_graph_cache_miss` artifacts): a handler on `torch.__trace` makes torch compute
 # every artifact's payload on every compile (graph dumps, output code: ~70 kB per FX lookup measured).
 
@@ -153,7 +163,7 @@ def _try_load_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
 
 # -- where a running compile is, read from another thread (SIGTERM, exit, a budget overrun) ---------------------------
 # The compiling thread's Python frames (`sys._current_frames()`, CPython), innermost first. torch's file layout names
-# the stage (same in 2.11 and 2.13): `_dynamo/` traces, `_functorch/` runs AOTAutograd, `_inductor/` lowers and builds
+# the stage (same in 2.11-2.15): `_dynamo/` traces, `_functorch/` runs AOTAutograd, `_inductor/` lowers and builds
 # (`select_algorithm.py` autotunes, `async_compile.py` waits for the compile workers, `codecache.py`/`cpp_builder.py`
 # build). A frame of the `filelock` package means it waits for an Inductor cache lock (`<cache dir>/locks/*.lock`,
 # flock: held by another live process); the lock's path is that frame's `self.lock_file`. Inductor's compile workers

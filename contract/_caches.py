@@ -136,14 +136,22 @@ def load_cache_artifacts(data: bytes) -> dict[str, list[str]] | None:
     return {str(k): [str(x) for x in v] for k, v in getattr(info, "artifacts", {}).items()}
 
 
+# What the load runs (read in each release's `torch/_inductor/codecache.py` and every artifact class's
+# `populate_cache`): only torch 2.13.0 unpickles while loading (`InductorCacheArtifact.populate_cache` calls the
+# private `FxGraphCache._emit_triton_bundle`, lines 1837-1841 and 2123-2129, `pickle.loads` when Triton bundling is
+# on); 2.11.0, 2.12.0/2.12.1, 2.14.0/2.14.1 and 2.15.0 write every entry's bytes into the cache dir unread (2.15.0:
+# lines 2036-2039). Every release unpickles an entry with plain `pickle.loads` (no `weights_only`, no restricted
+# unpickler) at the next compile of its key (`GuardedCache.iterate_over_candidates`: 2.11.0 line 1074, 2.13.0 1714,
+# 2.15.0 1901). So the file's protections and pin (CC211-CC213) are checked before this runs, on every version.
+#
 # A failed load is loud in torch (2.11-2.15): `CacheArtifactManager.deserialize` logs "Failed to un-pickle cache
-# artifacts" with a traceback at WARNING on logger `torch.compiler._cache` (torch/compiler/_cache.py line 296 in 2.11
-# and 2.12, 313 in 2.13-2.15), which reaches the stderr handler `torch._logging._init_logs` puts on logger `torch`;
-# errors in `populate_caches` escape; a half-unpickled `CompiledFxGraph` prints "Exception ignored in ... __del__"
-# through `sys.unraisablehook`. The engine reports all of it as one finding instead (CC707), so while torch loads, the
-# `torch` loggers' handlers, Python warnings and the unraisable hook are swapped for collectors (process-wide: this runs
-# once, at startup, before anything compiles); after a load that worked, the records go to the handlers they were meant
-# for.
+# artifacts" with a traceback at WARNING on logger `torch.compiler._cache` (torch/compiler/_cache.py line 296 in
+# 2.11 and 2.12, 313 in 2.13-2.15), which reaches the stderr handler `torch._logging._init_logs` puts on logger
+# `torch`; errors in `populate_caches` escape; a half-unpickled `CompiledFxGraph` (2.13) prints "Exception ignored in
+# ... __del__" through `sys.unraisablehook`. The engine reports all of it as one finding instead (CC707), so while
+# torch loads, the `torch` loggers' handlers, Python warnings and the unraisable hook are swapped for collectors
+# (process-wide: this runs once, at startup, before anything compiles); after a load that worked, the records go to the
+# handlers they were meant for.
 
 
 def load_cache_artifacts_quietly(data: bytes) -> tuple[dict[str, list[str]] | None, str | None]:

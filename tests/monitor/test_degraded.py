@@ -20,6 +20,7 @@ from torch import nn
 
 from monitor import _dynamo, _dynamo_records, _inductor
 from monitor.capabilities import NAMES
+from monitor.report import load
 from monitor.runtime import Monitor
 from tests.monitor.conftest import HEADER, Events, bind_applied
 
@@ -210,7 +211,9 @@ def test_lost_compilation_metrics_and_cache_lookups_are_reported(write_contract,
     assert region(scrape, "torch_compile_graph_breaks_total") >= 1
 
 
-def test_the_gauge_is_served_over_http_and_in_the_event_file(started, events: Events, monkeypatch, tmp_path) -> None:
+def test_the_gauge_is_served_over_http_and_the_event_is_in_the_file_and_report(
+    started, events: Events, monkeypatch, tmp_path
+) -> None:
     monkeypatch.delattr(torch._dynamo.utils, "graph_break_reasons")
     model = OneBreak()
     body = REGION + f'[monitor]\nport = 0\nevents_path = "{tmp_path}/events.jsonl"\n'
@@ -224,6 +227,12 @@ def test_the_gauge_is_served_over_http_and_in_the_event_file(started, events: Ev
     lines = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     [line] = [e for e in lines if e["event"] == "monitor_degraded"]
     assert line["level"] == "warning" and line["capability"] == "graph_break_reasons" and line["torch"]
+    report = load([str(tmp_path / "events.jsonl")])  # `compile-contract report` says so among what needs care
+    assert [n for n in report.notes if "monitor_degraded" in n] == [
+        f"rank 0: the monitor could not read graph_break_reasons from torch {torch.__version__} (`monitor_degraded`): "
+        + line["effect"]
+    ]
+    assert not report.reading.notes
 
 
 @pytest.mark.parametrize("name", NAMES)

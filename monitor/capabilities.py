@@ -9,7 +9,7 @@ exports `torch_compile_monitor_degraded{capability} 1`; nothing of it runs per s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 NAMES: tuple[str, ...] = (
@@ -53,7 +53,7 @@ class Capabilities:
         cap = self._by_name.get(name) if isinstance(name, str) else None
         return cap is None or cap.available
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Capability]:
         return iter(self._by_name.values())
 
     @property

@@ -71,6 +71,15 @@ def test_a_version_that_is_not_pep_440_is_untested() -> None:
     assert f.location == "torch==nightly" and 'where = "torch==nightly"' in f.fix
 
 
+def test_explain_prints_the_rule_with_the_range_and_the_fix(capsys) -> None:
+    from contract.cli import main
+
+    assert main(["explain", "CC112"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("CC112 untested-torch (warning)\n") and "torch 2.11 to 2.15" in out
+    assert 'pip install "torch>=2.11,<2.16"' in out and 'where = "torch==2.16.*"' in out
+
+
 def test_no_torch_installed_is_not_this_rules_finding(monkeypatch) -> None:
     monkeypatch.setattr(contract.env, "torch_version", lambda: None)
     assert check_tested_torch() == []

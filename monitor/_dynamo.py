@@ -507,7 +507,7 @@ def probe() -> tuple[Capability, ...]:
             name="recompile_limit_warning",
             available=convert is not None
             and any(isinstance(k, str) and k.startswith(_LIMIT_PREFIX) for c in _codes(convert) for k in c.co_consts),
-            reads=f"the '{_LIMIT_PREFIX}...' warning of logger {LIMIT_LOGGER}",
+            reads=f'the "{_LIMIT_PREFIX}*" warning of logger {LIMIT_LOGGER}',
             effect="recompile-limit hits are counted only from Dynamo's compilation metrics: at the next compile or "
             "scrape, without the module instance",
         ),

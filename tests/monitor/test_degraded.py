@@ -177,7 +177,7 @@ def test_a_renamed_compile_function_loses_reasons_and_the_limit_warning_only(
     run(model)
     assert set(lost_events(events)) == {"recompile_reasons", "recompile_limit_warning"}
     assert lost_events(events)["recompile_limit_warning"]["reads"] == (
-        "the 'torch._dynamo hit config....' warning of logger torch._dynamo.convert_frame"
+        'the "torch._dynamo hit config.*" warning of logger torch._dynamo.convert_frame'
     )
     scrape = samples(mon.registry)
     assert {n for n, v in degraded(scrape).items() if v} == {"recompile_reasons", "recompile_limit_warning"}

@@ -16,6 +16,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from monitor.capabilities import Capability
+
 # -- frames Dynamo gave up on (they run eager, silently) ------------------------------------------------------------
 # A frame Dynamo cannot compile at all (torch 2.11-2.15: any graph break inside a Python loop -> "graph break in loop";
 # other `Unsupported` skips) fires the normal start/end callbacks but no graph-break counter increment; the only
@@ -156,3 +158,27 @@ def skip_reason(fail_reason: str) -> str:
             cause = next((nxt for nxt in lines[i + 1 :] if nxt), "")
             return f"{head} -> {cause}" if cause else head
     return head
+
+
+# -- capabilities: probed once when a monitor starts (see `monitor.capabilities`) ------------------------------------
+RECORD_FIELDS = frozenset({"compile_id", "fail_type", "fail_reason"})
+"""Fields of a compilation-metrics record `SkippedFrames` cannot do without."""
+
+
+def probe() -> tuple[Capability, ...]:
+    """Whether this torch keeps compilation-metrics records with the fields read above (looked up, never by version)."""
+    utils = _utils()
+    records = getattr(utils, "_compilation_metrics", None) is not None or callable(
+        getattr(utils, "get_compilation_metrics", None)
+    )
+    record = getattr(utils, "CompilationMetrics", None)
+    fields = set(getattr(record, "__dataclass_fields__", None) or getattr(record, "__annotations__", None) or ())
+    return (
+        Capability(
+            name="compilation_metrics",
+            available=records and RECORD_FIELDS <= fields,
+            reads="torch._dynamo.utils.get_compilation_metrics() records (compile_id, fail_type, fail_reason)",
+            effect="frames Dynamo gave up on (they run eager) are neither logged nor counted as graph breaks, and "
+            "recompile-limit hits come only from Dynamo's warning (none while torch's logging is silenced)",
+        ),
+    )

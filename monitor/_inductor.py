@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from monitor._dynamo import counters
+from monitor.capabilities import Capability
 
 # -- Inductor cache lookups: key, Inductor's own key components, hit or miss ------------------------------------------
 # Every FX-graph cache lookup goes through `torch._inductor.codecache.FxGraphCache.load_with_key(key, debug_lines,
@@ -92,22 +93,22 @@ def _install() -> bool:
     aot_key = getattr(autograd_cache, "autograd_cache_key", None)
     aot_cls = getattr(autograd_cache, "AOTAutogradCache", None)
     try_load = aot_cls.__dict__.get("try_load") if aot_cls is not None else None
-    if not isinstance(fx_load, staticmethod):
-        return False
-    _originals["fx"] = fx_load
-    setattr(codecache.FxGraphCache, "load_with_key", staticmethod(_fx_wrapper(fx_load.__func__)))  # noqa: B010
+    if isinstance(fx_load, staticmethod):  # each cache on its own: one renamed leaves the other seen
+        _originals["fx"] = fx_load
+        setattr(codecache.FxGraphCache, "load_with_key", staticmethod(_fx_wrapper(fx_load.__func__)))  # noqa: B010
     if aot_cls is not None and callable(aot_key) and isinstance(try_load, staticmethod):
         _originals["aot_key"], _originals["try_load"] = aot_key, try_load
         autograd_cache.autograd_cache_key = _aot_key_wrapper(aot_key)
         setattr(aot_cls, "try_load", staticmethod(_try_load_wrapper(try_load.__func__)))  # noqa: B010
-    return True
+    return bool(_originals)
 
 
 def _uninstall() -> None:
     from torch._functorch._aot_autograd import autograd_cache
     from torch._inductor import codecache
 
-    setattr(codecache.FxGraphCache, "load_with_key", _originals.pop("fx"))  # noqa: B010
+    if "fx" in _originals:
+        setattr(codecache.FxGraphCache, "load_with_key", _originals.pop("fx"))  # noqa: B010
     if "aot_key" in _originals:
         autograd_cache.autograd_cache_key = _originals.pop("aot_key")
         setattr(autograd_cache.AOTAutogradCache, "try_load", _originals.pop("try_load"))  # noqa: B010
@@ -159,6 +160,42 @@ def _try_load_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
 
     try_load.__wrapped__ = original  # type: ignore[attr-defined]
     return try_load
+
+
+def probe() -> tuple[Capability, ...]:
+    """Whether this torch has the cache-lookup functions wrapped above (looked up, never by version; capabilities:
+    `monitor.capabilities`)."""
+    try:
+        from torch._inductor import codecache
+
+        fx = isinstance(codecache.FxGraphCache.__dict__.get("load_with_key"), staticmethod)
+    except Exception:
+        fx = False
+    try:
+        from torch._functorch._aot_autograd import autograd_cache
+
+        aot_cls = getattr(autograd_cache, "AOTAutogradCache", None)
+        aot = callable(getattr(autograd_cache, "autograd_cache_key", None)) and isinstance(
+            aot_cls.__dict__.get("try_load") if aot_cls is not None else None, staticmethod
+        )
+    except Exception:
+        aot = False
+    effect = "{} cache lookups are not seen: with a warm manifest, no cold_compile event or "
+    effect += "torch_compile_cold_compiles_total for them; compile-contract warm records none of their keys"
+    return (
+        Capability(
+            name="fx_graph_lookups",
+            available=fx,
+            reads="torch._inductor.codecache.FxGraphCache.load_with_key",
+            effect=effect.format("FX-graph"),
+        ),
+        Capability(
+            name="aot_autograd_lookups",
+            available=aot,
+            reads="torch._functorch._aot_autograd.autograd_cache (autograd_cache_key, AOTAutogradCache.try_load)",
+            effect=effect.format("AOTAutograd"),
+        ),
+    )
 
 
 # -- where a running compile is, read from another thread (SIGTERM, exit, a budget overrun) ---------------------------

@@ -138,7 +138,12 @@ class Ledger:
     """Per-region state, updated from Dynamo's callbacks and read at scrape/snapshot time."""
 
     def __init__(
-        self, regions: Iterable[Region], *, manual_warmup: bool = False, unclaimed_budget: int | None = None
+        self,
+        regions: Iterable[Region],
+        *,
+        manual_warmup: bool = False,
+        unclaimed_budget: int | None = None,
+        degraded: Iterable[str] = (),
     ) -> None:
         self._lock = threading.Lock()
         self._regions = {r.name: RegionStats(region=r) for r in regions}
@@ -150,6 +155,8 @@ class Ledger:
         self.unclaimed = Unclaimed(unclaimed_budget)
         """Compiles no region claims (its own lock: they never touch a region's stats)."""
         self.resets = 0
+        self.degraded = frozenset(degraded)
+        """Capabilities this torch lacks (`monitor.capabilities`), fixed at start: what the monitor cannot count."""
 
     @property
     def region_names(self) -> tuple[str, ...]:
@@ -427,7 +434,7 @@ class Ledger:
             return rows, self._totals()
 
     def totals(self) -> dict[str, Any]:
-        """Monitor-wide values: warm flag, internal errors, unclaimed compiles, resets seen."""
+        """Monitor-wide values: warm flag, internal errors, unclaimed compiles, resets seen, capabilities lost."""
         with self._lock:
             return self._totals()
 
@@ -437,6 +444,7 @@ class Ledger:
             "errors": dict(self.errors),
             "unclaimed": self.unclaimed.export(),
             "resets": self.resets,
+            "degraded": self.degraded,
         }
 
 

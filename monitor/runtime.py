@@ -14,8 +14,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from contract.binding.targets import Binding, Target
-from monitor import _dynamo
+from monitor import _dynamo, _dynamo_records, _inductor
 from monitor.actions import RecompileBudgetExceeded, act
+from monitor.capabilities import Capabilities
 from monitor.claims import Claims
 from monitor.coldstart import ColdStart
 from monitor.eager_frames import EagerFrames
@@ -66,10 +67,15 @@ class Monitor:
         self._act = act
         """Carries out `on_breach` (`monitor.actions.act`; an engine adapter defers `fail` to its step boundary)."""
         spec = binding.contract.monitor
+        self.capabilities = Capabilities(_dynamo.probe() + _dynamo_records.probe() + _inductor.probe())
+        """What the installed torch lets the monitor read, probed once here; each lost one is degraded on its own."""
+        self._hooked = "compile_events" in self.capabilities
+        self._attributes = "region_attribution" in self.capabilities
         self.ledger = Ledger(
             (rb.region for rb in binding.regions.values()),
             manual_warmup=manual_warmup,
             unclaimed_budget=spec.unclaimed_compile_budget,
+            degraded=(c.name for c in self.capabilities.lost),
         )
         self.log = logger if logger is not None else make_logger(spec.log_format, environ=environ)
         self._info_on = logging.getLogger(LOGGER_NAME).isEnabledFor if logger is None else None
@@ -128,7 +134,8 @@ class Monitor:
         self.registry.register(self._collector)
         self._limit = _LimitHandler(self._guard(self._eager.on_limit_warning))
         self._start_cb, self._end_cb = self._on_start, self._on_end  # each catches its own exceptions
-        _dynamo.register(self._start_cb, self._end_cb, self._guard(self._on_reset))
+        if self._hooked:
+            _dynamo.register(self._start_cb, self._end_cb, self._guard(self._on_reset))
         _dynamo.limit_logger().addHandler(self._limit)
         self._outputs = Outputs(binding.contract, self.registry, self._env, say=self._say, on_error=self._error)
         self.server: Server | None = self._outputs.serve(self._collector, self.ledger) if serve else None
@@ -141,6 +148,15 @@ class Monitor:
             self._events.write("info", "monitor_started", started)
         started.pop("region_settings")
         self._say("info", "monitor_started", tee=False, **started)
+        for cap in self.capabilities.lost:
+            self._say(
+                "warning",
+                "monitor_degraded",
+                capability=cap.name,
+                reads=cap.reads,
+                torch=started.get("torch"),
+                effect=cap.effect,
+            )
         if self.cold.manifest_error:
             self._say("warning", "warm_manifest_unreadable", error=self.cold.manifest_error)
 
@@ -163,7 +179,7 @@ class Monitor:
 
     def ensure_hooks(self) -> None:
         """Re-register callbacks something removed (a reset path that bypassed `clear()`)."""
-        if not self._stopped and _dynamo.ensure(self._start_cb, self._end_cb):
+        if not self._stopped and self._hooked and _dynamo.ensure(self._start_cb, self._end_cb):
             self._on_reset()
             self._say("warning", "monitor_hooks_reregistered")
 
@@ -182,14 +198,16 @@ class Monitor:
             return
         if os.getpid() != self._owner_pid:
             self._stopped = True
-            _dynamo.unregister(self._start_cb, self._end_cb)
+            if self._hooked:
+                _dynamo.unregister(self._start_cb, self._end_cb)
             return
         self._run_hook(self._eager.check)
         self._stopped = True
         atexit.unregister(self.stop)
         if self._sigterm is not None:
             self._sigterm.uninstall()
-        _dynamo.unregister(self._start_cb, self._end_cb)
+        if self._hooked:
+            _dynamo.unregister(self._start_cb, self._end_cb)
         _dynamo.limit_logger().removeHandler(self._limit)
         self.cold.stop()
         self._running.interrupted("stop")
@@ -282,6 +300,8 @@ class Monitor:
         breaks, splits, cache = self._deltas()
         lookups = self.cold.take()
         cid = _dynamo.compile_id(args)
+        if target is None and not self._attributes:
+            return None  # no compile_wrapper to read: every compile would look unclaimed
         if target is None:
             return self._claims.unclaimed(cid, fn, self._stack.compile_frame(), seconds, len(breaks))
         out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, breaks, cache, splits)

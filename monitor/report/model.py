@@ -139,6 +139,8 @@ class RankInfo:
     warm_ts: float | None = None
     resets: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    degraded: dict[str, str] = field(default_factory=dict)
+    """Capabilities the monitor could not read from this rank's torch (`monitor_degraded`) -> what that lost."""
     sources: set[int] = field(default_factory=set)
     """Indexes of the input files this rank's events came from."""
 
@@ -383,6 +385,8 @@ def _rank_event(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> 
         info.resets += 1
     elif e.name == "monitor_error":
         info.errors[_s(e.fields.get("kind")) or "?"] += 1
+    elif e.name == "monitor_degraded":
+        info.degraded.setdefault(_s(e.fields.get("capability")) or "?", _s(e.fields.get("effect")))
     elif e.name == "metrics_port_unavailable":
         info.errors["port_in_use"] += 1
 
@@ -400,6 +404,7 @@ _HANDLERS = {
     "monitor_warm": _rank_event,
     "dynamo_reset_seen": _rank_event,
     "monitor_error": _rank_event,
+    "monitor_degraded": _rank_event,
     "metrics_port_unavailable": _rank_event,
     "compile_started": lambda run, e, rank, *_: run.stalls.started(e, rank),
     "compile_finished": lambda run, e, rank, *_: run.stalls.ended(e, rank),
@@ -458,6 +463,16 @@ def _consistency(run: Run) -> list[str]:
             )
         if info.starts and not info.stopped:
             notes.append(f"rank {info.rank}: no `monitor_stopped` event: the process ended early or the log is cut off")
+    lost: dict[tuple[str, str], list[str]] = {}
+    for info in run.ranks.values():
+        for capability, effect in info.degraded.items():
+            lost.setdefault((capability, effect), []).append(info.rank)
+    for (capability, effect), ranks in lost.items():
+        torch = run.ranks[ranks[0]].identity.get("torch") or "?"
+        notes.append(
+            f"rank{'s' if len(ranks) > 1 else ''} {', '.join(ranks)}: the monitor could not read {capability} from "
+            f"torch {torch} (`monitor_degraded`): {effect or 'see the event'}"
+        )
     return notes
 
 

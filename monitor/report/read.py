@@ -31,6 +31,7 @@ EVENTS = frozenset(
         "unclaimed_compile",
         "engine_compile_mismatch",
         "monitor_error",
+        "monitor_degraded",
         "metrics_port_unavailable",
         "metrics_snapshot_written",
         "compile_started",

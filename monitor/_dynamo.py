@@ -8,7 +8,8 @@ and cache lookups are global counters in `torch._dynamo.utils.counters` read as 
 no callback, only a WARNING on logger `torch._dynamo.convert_frame` emitted in the compiling thread.
 `torch._dynamo.reset()` clears the callback lists through `callback_handler.clear()`, so registration survives a
 reset by shadowing that one method on the handler instance (state lives on the handler, not in this module).
-Every lookup uses getattr with a fallback so a renamed internal degrades to "unknown", never to an exception.
+What a new torch may rename is looked up once at start (`probe()`): a capability it lost is a `monitor_degraded`
+event and gauge, never an exception; per-compile lookups use getattr with a fallback (a reason reads "unknown").
 
 Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; callbacks, stack reads, reasons,
 graph breaks, the limit warning and lazy backwards run on all five). Same in all five:

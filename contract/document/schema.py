@@ -202,7 +202,7 @@ class Settings(_Table):
     warmup_compiles: Annotated[int, Field(ge=1)] | None = None
     """Compiles per region instance that count as warm-up when the engine never calls `mark_warm()`."""
     recompile_limit: Annotated[int, Field(ge=1)] | None = None
-    """Per-region Dynamo recompile limit (`torch.compile(recompile_limit=)`, torch >= 2.13); unset: torch's global
+    """Per-region Dynamo recompile limit (`torch.compile(recompile_limit=)`, torch >= 2.12); unset: torch's global
     limit (8)."""
     compile_seconds_budget: Annotated[float, Field(gt=0)] | None = None
     """Seconds one compile of a region instance may take (its first compile, or a recompile counted after

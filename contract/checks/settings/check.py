@@ -35,7 +35,7 @@ IGNORING_BACKENDS = frozenset({"eager", "aot_eager"})
 """Backends that drop `mode` and `options` silently."""
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 """Modes that turn on `triton.cudagraphs` (torch 2.11-2.13), used when the mode cannot be looked up."""
-NEW_KWARGS = {"recompile_limit": "2.13"}
+NEW_KWARGS = {"recompile_limit": "2.12"}
 """Region setting -> the torch version whose `torch.compile` accepts it."""
 POPPED_OPTIONS = frozenset({"guard_filter_fn", "use_aoti"})
 """Keys `torch.compile` pops out of `options` before validating them."""

@@ -250,7 +250,7 @@ NEEDS_NEWER_TORCH = Rule(
     doc="""\
 ## What it does
 Reports settings that the installed torch does not support yet, naming the version that adds them
-(e.g. per-region `recompile_limit`, a `torch.compile` argument since torch 2.13).
+(e.g. per-region `recompile_limit`, a `torch.compile` argument since torch 2.12).
 
 ## Why it matters
 Without this check the engine fails at `torch.compile()` with `TypeError: unexpected keyword argument`.
@@ -262,7 +262,7 @@ A region with `recompile_limit = 4` on torch 2.11 (see `tests/checks/settings/te
 [[region]]
 name = "layers"
 module = "layers.*"
-recompile_limit = 4   # CC110 on torch < 2.13
+recompile_limit = 4   # CC110 on torch < 2.12
 ```
 
 ## Fix

@@ -17,10 +17,12 @@ values (an implied value is keyed through its source, e.g. `numerics`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import logging
 import os
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -68,6 +70,7 @@ def compile_config() -> dict[str, dict[str, Any]]:
         inductor = inductor_config._get_dict(ignored_prefixes=list(inductor_config._cache_config_ignore_prefix))
     functorch = functorch_config._get_dict(ignored_keys=list(getattr(functorch_config, "_save_config_ignore", [])))
     dynamo = dynamo_config._get_dict(ignored_keys=list(getattr(dynamo_config, "_compile_ignored_keys", ())))
+    dynamo.pop("caching_precompile", None)  # enforce sets it from the warm manifest's verdict (`precompile`)
     return {"inductor": inductor, "functorch": functorch, "dynamo": dynamo}
 
 
@@ -228,3 +231,116 @@ class _Collector(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
+
+
+# Precompile: Dynamo's bytecode and guards in the portable artifacts (`torch._dynamo.config.caching_precompile`, env
+# `TORCH_CACHING_PRECOMPILE=1`; private config, read in 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0, same in all five).
+# With it on, `torch.compiler.save_cache_artifacts()` adds `precompile` entries and `torch.compile()` (eval_frame's
+# `_optimize_catch_errors.__call__`, 2.15.0 line ~1003) looks one up when it wraps a function: `DynamoCache.load`
+# counts `counters["dynamo_cache"]["dynamo_cache_hit" | "_miss" | "_error"]` (an error is logged "Failed to load
+# package from path" on `torch._dynamo.package`), then `CompilePackage.initialize` checks `SystemInfo` (Python,
+# torch, GPU toolkit, Triton, GPU name) and the checksum of every inlined source; a mismatch raises RuntimeError,
+# which torch logs "Failed to load entry from dynamo cache" on `torch._dynamo.eval_frame` with the traceback and
+# then compiles from scratch (a bypass, still counted as a hit). A hit installs the entry's code on the wrapped code
+# object: its first call runs no Dynamo compile (no compile callback fires). Entries are keyed by the innermost
+# function's `__qualname__` and first line (`CompilePackage.source_id_from_fn`): every `nn.Module.compile()` shares
+# the key `Module._call_impl`, so two regions of different classes compiled that way overwrite each other's entry at
+# save time (the warm verification then sees a miss).
+_PRECOMPILE_LOGGERS = ("torch._dynamo.eval_frame", "torch._dynamo.package")
+_PRECOMPILE_FAILED = ("Failed to load entry from dynamo cache", "Failed to load package from path")
+
+
+def precompile_available() -> bool:
+    """Whether this torch has Dynamo's caching precompile switch at all."""
+    import torch._dynamo.config as dynamo_config
+
+    return hasattr(dynamo_config, "caching_precompile")
+
+
+def caching_precompile() -> bool:
+    """Whether `torch.compile()` now saves and loads precompiled entries."""
+    import torch._dynamo.config as dynamo_config
+
+    return bool(getattr(dynamo_config, "caching_precompile", False))
+
+
+def set_caching_precompile(on: bool) -> None:
+    """Switch precompiled entries on or off for every later `torch.compile()` (a wrap made before keeps its mode)."""
+    import torch._dynamo.config as dynamo_config
+
+    if hasattr(dynamo_config, "caching_precompile"):
+        dynamo_config.caching_precompile = on
+
+
+def reset_dynamo() -> None:
+    """Forget every compiled frame (`torch.compiler.reset()`, public): the next call of each wrap compiles again."""
+    torch.compiler.reset()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PrecompileLoad:
+    """What one `torch.compile()` wrap found in the precompile cache."""
+
+    state: str
+    """`hit` (an entry installed), `miss` (none for this function), `bypass` (found, refused by torch's system or
+    source check), `error` (found, unreadable)."""
+    seconds: float
+    """The wrap's wall time: reading and installing the entry (on CPU, building its C++ kernels)."""
+    reason: str | None = None
+    """Why torch refused or could not read the entry (its exception, one line)."""
+
+
+class PrecompileWatch:
+    """Collects what the precompile cache did during one `torch.compile()` wrap (see `precompile_watch`)."""
+
+    def __init__(self) -> None:
+        self.records: list[logging.LogRecord] = []
+        self.load: PrecompileLoad | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep torch's load-failure warnings (they become one event, not a traceback on stderr); pass the rest."""
+        if record.getMessage().startswith(_PRECOMPILE_FAILED):
+            self.records.append(record)
+            return False
+        return True
+
+
+@contextlib.contextmanager
+def precompile_watch() -> Iterator[PrecompileWatch]:
+    """Around one `torch.compile()`: `watch.load` says what its precompile lookup did (None when it made none)."""
+    from torch._dynamo.utils import counters
+
+    watch = PrecompileWatch()
+    loggers = [logging.getLogger(name) for name in _PRECOMPILE_LOGGERS]
+    before = dict(counters["dynamo_cache"])
+    for lg in loggers:
+        lg.addFilter(watch)
+    start = time.perf_counter()
+    try:
+        yield watch
+    finally:
+        seconds = time.perf_counter() - start
+        for lg in loggers:
+            lg.removeFilter(watch)
+        delta = {k: n - before.get(k, 0) for k, n in counters["dynamo_cache"].items() if n > before.get(k, 0)}
+        watch.load = _load_state(delta, watch.records, seconds)
+
+
+def _load_state(delta: dict[str, int], records: list[logging.LogRecord], seconds: float) -> PrecompileLoad | None:
+    reason = _exception(records[0]) if records else None
+    if delta.get("dynamo_cache_error"):
+        return PrecompileLoad(state="error", seconds=seconds, reason=reason)
+    if delta.get("dynamo_cache_hit"):
+        state = "bypass" if records else "hit"
+        return PrecompileLoad(state=state, seconds=seconds, reason=reason)
+    if delta.get("dynamo_cache_miss"):
+        return PrecompileLoad(state="miss", seconds=seconds)
+    return None
+
+
+def _exception(record: logging.LogRecord) -> str:
+    """The exception a load-failure warning carried (`RuntimeError: Compile package was created with ...`), else
+    the warning itself, on one line."""
+    exc = record.exc_info[1] if record.exc_info else None
+    text = f"{type(exc).__name__}: {exc}" if exc is not None else record.getMessage()
+    return " ".join(text.split())[:300]

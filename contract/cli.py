@@ -77,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write the saved artifacts' sha256 into the contract ([cache] artifacts_sha256)",
     )
+    warm.add_argument(
+        "--no-precompile",
+        action="store_true",
+        help="save plain artifacts only: no precompiled bundle (Dynamo's code and guards) built or verified",
+    )
     warm.set_defaults(run=_cmd_warm)
     rules = sub.add_parser("rules", help="list every rule (code, severity, name)")
     rules.set_defaults(run=_cmd_rules)
@@ -313,7 +318,13 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
 
             model, step = build_model(model_ref), resolve(step_ref, "step")
             binding, bound = bind(contract, model)
-            result = None if has_errors(bound) else run(binding, step, steps=args.steps or contract.probe.steps)
+            refs = (args.contract, model_ref, step_ref)
+            steps = args.steps or contract.probe.steps
+            result = (
+                None
+                if has_errors(bound)
+                else run(binding, step, steps=steps, refs=refs, precompile=not args.no_precompile)
+            )
     except (RefError, WarmError) as exc:
         raise UsageError(str(exc)) from None
     if result is None:
@@ -324,6 +335,8 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
         f"warm manifest written: {result.path} ({n_of(len(result.compiled), 'region')} compiled, "
         f"{n_of(result.compiles, 'compile')}, {result.cold_seconds:.1f} s cold, {n_of(result.steps, 'step')}{art})"
     )
+    if result.precompile is not None:
+        print(_precompile_line(result.precompile))
     if result.artifacts:
         _pinned(args, contract, result.artifacts["sha256"])
     elif args.pin:
@@ -335,6 +348,18 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
             f"warning: region {name!r} never compiled in {n_of(result.steps, 'step')}: the manifest has no keys for it"
         )
     return 0
+
+
+def _precompile_line(verdict: dict) -> str:
+    """One line: the bundle was verified (and what it holds), or why the plain artifacts were kept."""
+    if verdict.get("verified"):
+        regions = verdict.get("regions") or {}
+        hits = sum(r.get("loads", {}).get("hit", 0) for r in regions.values())
+        return (
+            f"precompile: verified with torch {verdict.get('torch')} in a fresh process ({hits} region instance "
+            f"loads hit, an unseen shape recompiled cleanly): the artifacts hold Dynamo's code and guards"
+        )
+    return f"precompile: not used with torch {verdict.get('torch')}: {verdict.get('reason')}; plain artifacts saved"
 
 
 def _pinned(args: argparse.Namespace, contract: Contract, digest: str) -> None:

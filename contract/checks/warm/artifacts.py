@@ -1,5 +1,11 @@
 """PyTorch's portable cache artifacts: `enforce` loads them before anything compiles (`monitor.warm` saves them).
 
+Where the warm manifest says its precompiled bundle was verified with the installed torch (`precompile.verified`,
+`monitor.precompile`), `enforce` switches torch's `caching_precompile` on first, so every region's `torch.compile()`
+installs Dynamo's saved code instead of tracing; where the manifest has a verdict that is not for this torch or not
+verified, it switches it off (a `TORCH_CACHING_PRECOMPILE=1` exported by hand included): entries that crashed or missed
+in the verification must not be run.
+
 `torch.compiler.load_cache_artifacts()` says what it wrote into the caches, never what will hit later; a load that
 raised, wrote nothing, or wrote fewer keys than the manifest recorded is a CC707 finding (the entry check, CC705,
 then sees what really is on disk). Torch's own warnings and tracebacks about a failed load are captured into that
@@ -8,6 +14,8 @@ finding, never printed.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +42,45 @@ def load(contract: Any, *, strict: bool = False, found: Inspection | None = None
     if not wrote or not any(wrote.values()):
         return [_failed(found.path, "torch.compiler.load_cache_artifacts() wrote nothing into the caches")]
     return _coverage(contract, found.path, wrote)
+
+
+def precompile_wanted(contract: Any, found: Inspection) -> bool | None:
+    """Whether this start runs torch's `caching_precompile`: True where the manifest verified its bundle with this
+    torch and the artifacts passed their checks (so they load), False where a verdict says otherwise, None (leave
+    torch's setting) where there is no verdict to go by."""
+    if not contract.cache.artifacts or not contract.cache.manifest:
+        return None
+    try:
+        manifest = read(contract.resolve_path(contract.cache.manifest))
+    except ManifestError:
+        return None  # the check reports it
+    if manifest.precompile is None:
+        return None
+    import torch
+
+    return found.data is not None and manifest.precompile_verified(str(torch.__version__))
+
+
+@contextlib.contextmanager
+def precompile_paused() -> Iterator[None]:
+    """Precompile off while the checks run (the probe compiles the model with its own backend: no entry of the bundle
+    may be installed there), as it was after."""
+    from contract import _caches
+
+    was = _caches.caching_precompile()
+    _caches.set_caching_precompile(False)
+    try:
+        yield
+    finally:
+        _caches.set_caching_precompile(was)
+
+
+def switch_precompile(wanted: bool | None) -> None:
+    """Set torch's `caching_precompile` to `wanted` before apply (None: leave it)."""
+    if wanted is not None:
+        from contract import _caches
+
+        _caches.set_caching_precompile(wanted)
 
 
 def _failed(path: Path, why: str) -> Finding:

@@ -19,8 +19,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import itertools
 import logging
 import os
+import re
 import sys
 import time
 import warnings
@@ -313,6 +315,7 @@ def precompile_watch() -> Iterator[PrecompileWatch]:
     watch = PrecompileWatch()
     loggers = [logging.getLogger(name) for name in _PRECOMPILE_LOGGERS]
     before = dict(counters["dynamo_cache"])
+    sizes = _module_sizes()
     for lg in loggers:
         lg.addFilter(watch)
     start = time.perf_counter()
@@ -324,6 +327,49 @@ def precompile_watch() -> Iterator[PrecompileWatch]:
             lg.removeFilter(watch)
         delta = {k: n - before.get(k, 0) for k, n in counters["dynamo_cache"].items() if n > before.get(k, 0)}
         watch.load = _load_state(delta, watch.records, seconds)
+        if watch.load is not None and watch.load.state == "hit":
+            names_past(_installed_ids(sizes))
+
+
+# Recovery, torch 2.11-2.14: an installed entry puts globals named by the SAVING process's counter into module dicts
+# (`__builtins_dict___N`, `__resume_at_..._N`: `CompilePackage.install`); this process's later compiles name theirs with
+# `bytecode_transformation.unique_id` (one process-wide `_unique_id_counter`) through `OutputGraph.install_global`,
+# which on 2.11-2.14 does not look at the module's dict, so a guard miss after a load could mint a name the load
+# installed: `AssertionError: Name '__builtins_dict___4' already exists in scope` (2.13, 2.14; a bare `assert name not in
+# scope` on 2.11, 2.12), on whichever later compile reaches that number (measured: 2.13.0 and 2.14.1, the second
+# unseen shape after a demo bundle's load). 2.15 mints names free in the scope (`unique_id_unbound_in`). Where that
+# function is absent, the counter is moved past every number the loads installed, so new names never meet them.
+_INSTALLED_ID = re.compile(r"^__\w*?_(\d+)$")
+
+
+def _module_sizes() -> dict[int, int]:
+    """len(vars(module)) of every loaded module, to find the ones a precompile install wrote globals into."""
+    return {id(m): len(d) for m in list(sys.modules.values()) if isinstance(d := getattr(m, "__dict__", None), dict)}
+
+
+def _installed_ids(sizes: dict[int, int]) -> int:
+    """The largest `_N` suffix among the dunder globals of modules whose dict grew since `sizes` (0: none)."""
+    top = 0
+    for m in list(sys.modules.values()):
+        d = getattr(m, "__dict__", None)
+        if isinstance(d, dict) and len(d) != sizes.get(id(m)):
+            for name in list(d):
+                found = _INSTALLED_ID.match(name) if name.startswith("__") else None
+                if found:
+                    top = max(top, int(found.group(1)))
+    return top
+
+
+def names_past(top: int) -> bool:
+    """Make Dynamo's next generated global names number above `top` (2.11-2.14, see above); True when moved."""
+    from torch._dynamo import bytecode_transformation as bt
+
+    counter = getattr(bt, "_unique_id_counter", None)
+    if hasattr(bt, "unique_id_unbound_in") or counter is None or top <= 0:
+        return False
+    nxt = next(counter)
+    bt._unique_id_counter = itertools.count(max(nxt, top + 1))
+    return nxt <= top
 
 
 def _load_state(delta: dict[str, int], records: list[logging.LogRecord], seconds: float) -> PrecompileLoad | None:

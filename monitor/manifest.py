@@ -30,14 +30,12 @@ MAX_BYTES = 64 << 20
 """A manifest larger than this is refused unread (a hand-written or corrupted file)."""
 
 
-PRECOMPILE_KNOWN_BAD: dict[str, str] = {
-    "2.13": "after a precompile load, a later Dynamo compile of the same code can take a global name the load "
-    "installed and raise `AssertionError: Name '__builtins_dict___N' already exists in scope` instead of recompiling; "
-    "which compile collides depends on the names the bundle holds, so a verification run cannot rule it out "
-    "(measured on 2.13.0: a bundle whose first unseen shape recompiled crashed on the second)",
-}
-"""Torch minors whose precompiled entries are never used, whatever a verification saw: only failures a verification
-run cannot see belong here (the rest it finds itself). docs/topics/warm-starts.md lists each torch's verdict."""
+PRECOMPILE_KNOWN_BAD: dict[str, str] = {}
+"""Torch minors (`"2.13"`) whose precompiled entries are never used, whatever a verification saw, with why: only for a
+failure a verification run cannot see (it finds the rest itself). None today: the one such failure measured, a guard
+miss after a load minting a global name the load installed (`AssertionError: Name '__builtins_dict___N' already
+exists in scope` on 2.13 and 2.14, on whichever compile reaches that number), is recovered from instead
+(`contract._caches.names_past`). docs/topics/warm-starts.md lists each torch's verdict."""
 
 
 def precompile_known_bad(torch_version: str) -> str | None:

@@ -13,8 +13,8 @@ so nothing is trusted on the version number alone. After the warm run has saved 
    compile during the warm run's shapes), and at least one region recompiled an unseen shape cleanly. Otherwise the
    plain artifacts stay, and the verdict says why (torch version and the failure).
 
-A torch whose failure a verification run cannot see (`monitor.manifest.PRECOMPILE_KNOWN_BAD`: 2.13, whose crash
-after a load depends on which compile comes when) is not tried at all.
+A torch with a failure a verification run cannot see (`monitor.manifest.PRECOMPILE_KNOWN_BAD`, empty today) is not
+tried at all.
 
 The verdict is the manifest's `precompile` field; `enforce` switches precompile on only where it says `verified` for
 the installed torch.

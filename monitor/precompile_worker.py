@@ -151,29 +151,31 @@ class _Recorder:
 
 
 def _unseen(recorder: _Recorder, mon: Any, region: str) -> dict[str, Any]:
-    """One call of the region with a shape the warm run never saw: `recompiled` (a guard missed, Dynamo compiled,
-    nothing broke), `crashed` (with the exception), or `untested` (why)."""
+    """Calls of the region with shapes the warm run never saw (one and two more rows on a dim, so two guard misses
+    after the load): `recompiled` (Dynamo compiled, nothing broke), `crashed` (with the exception), or `untested`."""
     calls = recorder.calls.get(region)
     if not calls:
         return {"result": "untested", "why": "the region was never called in the warm run's steps"}
     target, fn, args, kwargs, grad = calls[0]
     for dim in (0, 1):
-        grown = _grow(args, kwargs, dim)
-        if grown is None or not _eager_ok(fn, grown, grad):
+        shapes = [_grow(args, kwargs, dim, rows) for rows in (1, 2)]
+        if any(s is None for s in shapes) or not all(_eager_ok(fn, s, grad) for s in shapes if s is not None):
             continue
         before = mon.snapshot()[region]["compiles"]
-        try:
-            _call(fn, grown, grad)
-        except Exception as exc:  # the crash this verification exists to find
-            return {"result": "crashed", "dim": dim, "error": _brief(exc), "instance": _label(target)}
-        if mon.snapshot()[region]["compiles"] == before:
-            return {"result": "untested", "why": f"a new size on dim {dim} compiled nothing (no guard missed)"}
-        return {"result": "recompiled", "dim": dim, "instance": _label(target)}
-    return {"result": "untested", "why": "no input with one more row on dim 0 or 1 runs in the region's eager forward"}
+        for grown in shapes:
+            try:
+                _call(fn, grown, grad)  # type: ignore[arg-type]
+            except Exception as exc:  # the crash this verification exists to find
+                return {"result": "crashed", "dim": dim, "error": _brief(exc), "instance": _label(target)}
+        compiled = mon.snapshot()[region]["compiles"] - before
+        if not compiled:
+            return {"result": "untested", "why": f"new sizes on dim {dim} compiled nothing (no guard missed)"}
+        return {"result": "recompiled", "dim": dim, "compiles": compiled, "instance": _label(target)}
+    return {"result": "untested", "why": "no input with more rows on dim 0 or 1 runs in the region's eager forward"}
 
 
-def _grow(args: tuple, kwargs: dict, dim: int) -> tuple[tuple, dict] | None:
-    """The arguments with one more row on `dim` of every tensor whose `dim` has the size of the first tensor's."""
+def _grow(args: tuple, kwargs: dict, dim: int, rows: int) -> tuple[tuple, dict] | None:
+    """The arguments with `rows` more rows on `dim` of every tensor whose `dim` has the size of the first tensor's."""
     import torch
     from torch.utils import _pytree as pytree
 
@@ -186,7 +188,7 @@ def _grow(args: tuple, kwargs: dict, dim: int) -> tuple[tuple, dict] | None:
     def grow(t: Any) -> Any:
         if not isinstance(t, torch.Tensor) or t.dim() <= dim or t.shape[dim] != size:
             return t
-        new = torch.cat([t, t.narrow(dim, 0, 1)], dim).detach()
+        new = torch.cat([t, *[t.narrow(dim, 0, 1)] * rows], dim).detach()
         return new.requires_grad_(t.requires_grad) if new.is_floating_point() else new
 
     grown_args, grown_kwargs = pytree.tree_unflatten([grow(t) for t in leaves], spec)

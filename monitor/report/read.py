@@ -37,6 +37,8 @@ EVENTS = frozenset(
         "compile_started",
         "compile_finished",
         "compile_interrupted",
+        "first_compile",
+        "cold_compile",
     }
 )
 """Event names the monitor emits."""
@@ -53,6 +55,8 @@ REGION_EVENTS = frozenset(
         "compile_started",
         "compile_finished",
         "compile_interrupted",
+        "first_compile",
+        "cold_compile",
     }
 )
 """Events that belong to a region (skipped with a note when their `region` is missing)."""

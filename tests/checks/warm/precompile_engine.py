@@ -39,8 +39,8 @@ def main() -> None:
     parser.add_argument("--unseen", type=int, default=0)
     args = parser.parse_args()
     import torch
-    from prometheus_client import generate_latest
     from precompile_model import step  # type: ignore[import-not-found]
+    from prometheus_client import generate_latest
 
     import monitor
     from contract.document.refs import build_model

@@ -175,12 +175,11 @@ def _unseen(recorder: _Recorder, mon: Any, region: str) -> dict[str, Any]:
 
 
 def _grow(args: tuple, kwargs: dict, dim: int, rows: int) -> tuple[tuple, dict] | None:
-    """The arguments with `rows` more rows on `dim` of every tensor whose `dim` has the size of the first tensor's."""
+    """The arguments with `rows` more rows on `dim` of every tensor whose `dim` has the size of the first tensor's
+    (tensors inside tuples, lists and dicts too: Hugging Face passes `position_embeddings` as a tuple)."""
     import torch
-    from torch.utils import _pytree as pytree
 
-    leaves, spec = pytree.tree_flatten((args, kwargs))
-    first = next((t for t in leaves if isinstance(t, torch.Tensor) and t.dim() > dim), None)
+    first = next((t for t in _leaves((args, kwargs)) if isinstance(t, torch.Tensor) and t.dim() > dim), None)
     if first is None:
         return None
     size = first.shape[dim]
@@ -191,8 +190,28 @@ def _grow(args: tuple, kwargs: dict, dim: int, rows: int) -> tuple[tuple, dict] 
         new = torch.cat([t, *[t.narrow(dim, 0, 1)] * rows], dim).detach()
         return new.requires_grad_(t.requires_grad) if new.is_floating_point() else new
 
-    grown_args, grown_kwargs = pytree.tree_unflatten([grow(t) for t in leaves], spec)
-    return grown_args, grown_kwargs
+    return _map(grow, args), _map(grow, kwargs)
+
+
+def _leaves(obj: Any) -> list[Any]:
+    """What `_map` would reach, in order."""
+    if isinstance(obj, (tuple, list)):
+        return [leaf for item in obj for leaf in _leaves(item)]
+    if isinstance(obj, dict):
+        return [leaf for item in obj.values() for leaf in _leaves(item)]
+    return [obj]
+
+
+def _map(fn: Callable[[Any], Any], obj: Any) -> Any:
+    """`fn` applied to every value inside tuples, lists and dicts (their types kept; other containers as they are)."""
+    if isinstance(obj, dict):
+        return type(obj)((k, _map(fn, v)) for k, v in obj.items())
+    if isinstance(obj, list):
+        return [_map(fn, v) for v in obj]
+    if isinstance(obj, tuple):
+        items = [_map(fn, v) for v in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
+    return fn(obj)
 
 
 def _eager_ok(fn: Any, grown: tuple[tuple, dict], grad: bool) -> bool:
@@ -210,12 +229,12 @@ def _eager_ok(fn: Any, grown: tuple[tuple, dict], grad: bool) -> bool:
 def _call(fn: Any, grown: tuple[tuple, dict], grad: bool) -> None:
     """One call under the grad mode the warm run used, and its backward when the output needs one."""
     import torch
-    from torch.utils import _pytree as pytree
 
     args, kwargs = grown
     with torch.set_grad_enabled(grad):
         out = fn(*args, **kwargs)
-    tensors = [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor) and t.requires_grad]
+    outputs = out.to_tuple() if hasattr(out, "to_tuple") else out  # a Hugging Face ModelOutput
+    tensors = [t for t in _leaves(outputs) if isinstance(t, torch.Tensor) and t.requires_grad]
     if tensors:
         sum(t.float().sum() for t in tensors).backward()  # type: ignore[union-attr]
 

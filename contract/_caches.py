@@ -336,9 +336,10 @@ def precompile_watch() -> Iterator[PrecompileWatch]:
 # `bytecode_transformation.unique_id` (one process-wide `_unique_id_counter`) through `OutputGraph.install_global`,
 # which on 2.11-2.14 does not look at the module's dict, so a guard miss after a load could mint a name the load
 # installed: `AssertionError: Name '__builtins_dict___4' already exists in scope` (2.13, 2.14; a bare `assert name not in
-# scope` on 2.11, 2.12), on whichever later compile reaches that number (measured: 2.13.0 and 2.14.1, the second
-# unseen shape after a demo bundle's load). 2.15 mints names free in the scope (`unique_id_unbound_in`). Where that
-# function is absent, the counter is moved past every number the loads installed, so new names never meet them.
+# scope` on 2.11, 2.12), on whichever later compile reaches that number (measured on 2.12.1, 2.13.0 and 2.14.1: the
+# first or second unseen shape after a demo bundle's load; 2.11.0 read from its source, the same assert). 2.15 mints
+# names free in the scope (`unique_id_unbound_in`). Where that function is absent, the counter is moved past every
+# number the loads installed, so new names never meet them.
 _INSTALLED_ID = re.compile(r"^__\w*?_(\d+)$")
 
 

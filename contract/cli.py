@@ -357,7 +357,7 @@ def _precompile_line(verdict: dict) -> str:
         hits = sum(r.get("loads", {}).get("hit", 0) for r in regions.values())
         return (
             f"precompile: verified with torch {verdict.get('torch')} in a fresh process ({hits} region instance "
-            f"loads hit, an unseen shape recompiled cleanly): the artifacts hold Dynamo's code and guards"
+            f"loads hit, shapes it never saw recompiled cleanly): the artifacts hold Dynamo's code and guards"
         )
     return f"precompile: not used with torch {verdict.get('torch')}: {verdict.get('reason')}; plain artifacts saved"
 

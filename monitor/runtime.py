@@ -25,7 +25,7 @@ from monitor.inflight import Inflight
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.outputs import Outputs
-from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site
+from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site, names_instance
 from monitor.unclaimed import LABEL as UNCLAIMED
 
 TARGET_CACHE = 4096
@@ -290,10 +290,13 @@ class Monitor:
         if not self.binding.regions[target.region].region.fullgraph:  # fullgraph raises: not a silent eager frame
             self._eager.expect(cid, (target, cid, len(breaks)))
         reason = category = None
+        shared: dict[str, Any] = {}
         if out.recompile:
             frame = self._stack.compile_frame()
             reason, category = self._reason(target, _dynamo.reasons_of(frame) if frame is not None else [])
-        self._after(target, cid, seconds, out, reason, category, breaks, cache)
+        elif _dynamo.is_recompile(cid):
+            shared = self._shared_guard()
+        self._after(target, cid, seconds, out, reason, category, breaks, cache, shared)
         self._warm_side(target, cid, seconds, out, lookups)
         if splits:
             self._say(
@@ -378,6 +381,15 @@ class Monitor:
         fn = _dynamo.compiled_callable()
         return self._target_of(fn) if fn is not None else None
 
+    def _shared_guard(self) -> dict[str, Any]:
+        """`compile` fields of an instance's first compile of a frame Dynamo compiled before (for another instance):
+        the guard that failed, preferring one that names the instance (`self.idx == 1`: one graph per instance, CC408)
+        over one about an input (the first layer's input alone lacks grad: one more graph, shared)."""
+        frame = self._stack.compile_frame()
+        reasons = _dynamo.reasons_of(frame) if frame is not None else []
+        text = next((r for r in reasons if names_instance(r)), reasons[0] if reasons else "")
+        return {"guard": brief(text, 300), "guard_site": guard_site(text), "instance_guard": names_instance(text)}
+
     def _reason(self, target: Target, reasons: list[str]) -> tuple[str, str]:
         """Text and category of this instance's own guard failure (Dynamo lists every entry's)."""
         mine = (target.region, id(target.module))
@@ -397,9 +409,10 @@ class Monitor:
         category: str | None,
         breaks: tuple[tuple[str, str], ...],
         cache: dict | None,
+        shared: dict[str, Any],
     ) -> None:
         """Log lines (the per-compile info line only when that level is on, or into the event file) and the breach
-        action."""
+        action; `shared`: the guard of a frame Dynamo compiled before for another instance."""
         info = self._info_on is None or self._info_on(logging.INFO)
         if info or self._events is not None:
             self._say(
@@ -412,6 +425,7 @@ class Monitor:
                 compile_id=cid,
                 seconds=seconds,
                 recompile=out.recompile,
+                **shared,
                 **cache_fields(cache),
             )
         if out.recompile:

@@ -156,6 +156,11 @@ class Monitor:
         self.ledger.mark_warm()
         self._say("info", "monitor_warm")
 
+    def emit(self, level: str, event: str, **fields: Any) -> None:
+        """Emit an event of the code driving the model (an engine adapter's stop) through the monitor's own sink: its
+        log and its `[monitor] events_path` file, so the report sees it; never raises."""
+        self._say(level, event, **fields)
+
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """Per region plain data with stable keys: compiles, recompiles, graph_breaks, breached, eager_fallback..."""
         self._refresh()

@@ -121,8 +121,13 @@ class Session:
     ) -> None:
         """Log what the engine does on a `fail` breach at its boundary (`training_stopped`: the trainer stops;
         `regions` is empty on a rank that stops because another one breached)."""
+        self.emit("error", event, engine=engine, step=step, regions=regions, effect=effect)
+
+    def emit(self, level: str, event: str, **fields: Any) -> None:
+        """Every adapter event goes through the monitor's sink (its log and `[monitor] events_path` file): the
+        post-mortem report reads that file, so it must hold why a run stopped."""
         if self.monitor is not None:
-            self.monitor.log.error(event, engine=engine, step=step, regions=regions, effect=effect)
+            self.monitor.emit(level, event, **fields)
 
     def _act(self, binding: Binding, region: str, action: str, error: RecompileBudgetExceeded) -> str:
         """The monitor's breach action: `fail` waits for the step boundary (`arm`), the others act at once."""

@@ -110,6 +110,29 @@ def test_a_fail_breach_stops_the_fit_cleanly_after_that_step(write_contract) -> 
         model.blocks[0](torch.zeros(1, 6, M.WIDTH))
 
 
+def test_a_fail_stop_reaches_the_events_file_and_the_report_says_why_the_run_stopped(write_contract, tmp_path) -> None:
+    """`training_stopped` goes where the monitor's events go: the `[monitor] events_path` file, whose report names the
+    stop (engine, step, breached region) as well as the breach."""
+    from monitor.report import write_report
+
+    events_file = tmp_path / "events-{rank}.jsonl"
+    body = BLOCKS + f'recompile_budget = 0\non_breach = "fail"\n[monitor]\nevents_path = "{events_file}"\n'
+    cb = CompileContract(write_contract(body), warmup_steps=2, serve=False, logger=Events())
+    fit(cb, [4, 4, 4, 6, 6, 6])
+    lines = [json.loads(line) for line in (tmp_path / "events-0.jsonl").read_text().splitlines()]
+    [stopped] = [e for e in lines if e["event"] == "training_stopped"]
+    assert (stopped["engine"], stopped["step"], stopped["regions"], stopped["level"]) == (
+        "lightning",
+        4,
+        ["blocks"],
+        "error",
+    )
+    written = write_report([str(tmp_path / "events-0.jsonl")], str(tmp_path / "report"))
+    page = Path(written.html).read_text()
+    assert 'id="stopped"' in page and "training_stopped" in page and "step 4" in page
+    assert any("stopped" in note and "lightning" in note and "blocks" in note for note in written.notes), written.notes
+
+
 def test_without_a_fail_region_no_stop_is_requested(write_contract) -> None:
     """An `alert` breach is logged and counted; the fit runs every step."""
     body = BLOCKS + "recompile_budget = 0\n"

@@ -115,6 +115,9 @@ class RegionStats:
     """Compiles that missed the cache although the warm manifest recorded them (`cold_compile` events)."""
     budget_compile_seconds: float = 0.0
     """The longest compile counted against `compile_seconds_budget` (first compiles, recompiles after warm-up)."""
+    served: int = 0
+    """Instances of an engine region that run code Dynamo compiled earlier for an instance outside the contract (the
+    region had no compile of its own): no compile fired for them."""
 
 
 class Outcome(NamedTuple):
@@ -249,6 +252,18 @@ class Ledger:
         """A compile of the region missed the cache although the warm manifest recorded it."""
         with self._lock:
             self._regions[region].cold_compiles += 1
+
+    def record_served(self, region: str, instance: int) -> None:
+        """An instance whose calls run code Dynamo compiled for another instance: it runs compiled, with no compile."""
+        with self._lock:
+            rs = self._regions[region]
+            self._instance(rs, instance)
+            rs.served += 1
+
+    def compiles_of(self, region: str) -> int:
+        """Compiles of the region so far (all instances)."""
+        with self._lock:
+            return self._regions[region].compiles
 
     def record_compile_seconds(self, region: str, seconds: float) -> Outcome | None:
         """One counted compile's duration against `compile_seconds_budget`; an Outcome on the region's first breach
@@ -470,6 +485,7 @@ def _region_dict(rs: RegionStats) -> dict[str, Any]:
         "cold_compiles": rs.cold_compiles,
         "compile_seconds_budget": r.compile_seconds_budget,
         "budget_compile_seconds": rs.budget_compile_seconds,
+        "served_instances": rs.served,
     }
 
 

@@ -172,10 +172,24 @@ class Monitor:
             self._on_reset()
             self._say("warning", "monitor_hooks_reregistered")
 
+    @property
+    def verifying(self) -> bool:
+        """Some instance of a lazily compiled engine region (`verify_at = "first_compile"`) is not verified yet."""
+        return bool(self._claims.lazy)
+
+    def verify_engine(self) -> None:
+        """Verify lazily compiled engine instances whose compile exists by now, even if no compile of theirs fired
+        (Dynamo served them a graph compiled for another model of the class); the adapters call it at each step
+        boundary while `verifying`, every read of the ledger does too. Not while a compile runs (its end verifies)."""
+        if self._claims.lazy and not self._inflight:
+            self._run_hook(self._claims.verify_served)
+
     def _refresh(self) -> None:
-        """Before any read of the ledger: hooks still registered, skipped frames of past compiles counted."""
+        """Before any read of the ledger: hooks still registered, skipped frames of past compiles counted, lazily
+        compiled engine instances verified."""
         self.ensure_hooks()
         self._run_hook(self._eager.check)
+        self.verify_engine()
 
     def stop(self) -> None:
         """Unhook, write the final snapshot / push if configured, close the server (idempotent).
@@ -190,6 +204,7 @@ class Monitor:
             _dynamo.unregister(self._start_cb, self._end_cb)
             return
         self._run_hook(self._eager.check)
+        self.verify_engine()
         self._stopped = True
         atexit.unregister(self.stop)
         if self._sigterm is not None:

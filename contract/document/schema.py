@@ -214,7 +214,8 @@ class Settings(_Table):
     verify_at: VerifyAt | None = None
     """When an `"engine"` region is verified: `"start"` (`enforce` finds the engine's compile on every bound module)
     or `"first_compile"` (engines that compile lazily, such as `generate()`: the monitor checks the settings at
-    each instance's first compile; a mismatch is a breach handled by `on_breach`)."""
+    each instance's first compile, or from the engine's compile object when its first call fired none; a mismatch is
+    a breach handled by `on_breach`)."""
 
 
 class RegionSpec(Settings):

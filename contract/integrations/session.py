@@ -87,7 +87,10 @@ class Session:
     def after_step(self, steps_done: int, *, waiting: Callable[[], bool] | None = None) -> None:
         """During warm-up, after an optimizer step: end it once `steps_done` reaches `warmup_steps` and `waiting()`
         (the engine's first evaluation has not run yet: it compiles every region again, in eval and no-grad mode) is
-        false. Adapters skip the call once `warm`: a steady-state step reads two attributes, nothing more."""
+        false. Adapters skip the call once `warm`: a steady-state step reads two attributes, nothing more. Until then,
+        each boundary verifies lazily compiled engine regions whose first call fired no compile (a served graph)."""
+        if self.monitor is not None and self.monitor.verifying:
+            self.monitor.verify_engine()
         if self.warm or self.warmup_steps is None or steps_done < self.warmup_steps:
             return
         if waiting is None or not waiting():

@@ -153,6 +153,32 @@ def test_a_lazy_engine_compile_with_other_settings_is_a_breach_and_eager_switche
     assert binding.regions["layers"].state == "eager"
 
 
+def test_a_lazy_engine_call_served_from_another_models_compile_is_verified_and_marked(write_contract, events):
+    """Two models of one class: the first compiled by the engine without a contract; the second's blocks, compiled
+    lazily with the same engine settings after start, run the first model's graphs and fire no compile. The
+    snapshot still verifies them (the contract says fullgraph = true) and marks them served."""
+    first, net = Net(), Net()
+    for block in first.layers:
+        block.compile(backend="eager")
+    with torch.no_grad():
+        first(torch.ones(2, 8))
+    body = (
+        '[[region]]\nname = "layers"\nmodule = "layers.*"\ncompiled_by = "engine"\nverify_at = "first_compile"\n'
+        "fullgraph = true\n"
+    )
+    _, mon = watch(write_contract, events, body, net)
+    for block in net.layers:  # the engine compiles lazily, after enforce
+        block.compile(backend="eager")
+    with mon, torch.no_grad():
+        net(torch.ones(2, 8))
+        snap = mon.snapshot()["layers"]
+    [mismatch] = events.named("engine_compile_mismatch")  # one per region and difference, not per block
+    assert "fullgraph True (contract) vs False (engine)" in mismatch["differences"]
+    assert (mismatch["module"], mismatch["served"], mismatch["instances"]) == ("layers.0", True, 2)
+    assert snap["compiles"] == 0 and snap["served_instances"] == 2 and snap["breached"]
+    assert [(e["module"], e["instances"]) for e in events.named("served_compile")] == [("layers.0", 2)]
+
+
 def test_an_engine_region_compiled_as_the_contract_says_is_attributed_per_block(write_contract, events):
     """torchtitan's block.compile(): every compile is the region's (blocks of one class share theirs), no mismatch,
     nothing unclaimed."""

@@ -52,7 +52,14 @@ class Claims:
         code = _dynamo.user_code(frame, fn)
         name = _code_name(code, fn)
         recompile = _dynamo.is_recompile(compile_id)
-        counted = self._ledger.unclaimed.record(name, recompile)
+        why: dict[str, Any] = {}
+        if recompile and frame is not None:
+            reasons = _dynamo.reasons_of(frame)
+            text = reasons[0] if reasons else ""
+            why = {"reason": categorize(text), "guard": brief(text, 300), "guard_site": guard_site(text)}
+        counted = self._ledger.unclaimed.record(
+            name, recompile, seconds=seconds, breaks=breaks, reason=why.get("reason")
+        )
         fields: dict[str, Any] = {
             "region": LABEL,
             "code": counted.code,
@@ -63,11 +70,8 @@ class Claims:
             "recompile": recompile,
             "graph_breaks": breaks,
             "count": counted.total,
+            **why,
         }
-        if recompile and frame is not None:
-            reasons = _dynamo.reasons_of(frame)
-            text = reasons[0] if reasons else ""
-            fields.update(reason=categorize(text), guard=brief(text, 300), guard_site=guard_site(text))
         regions = self._regions_inside(fn)
         if regions:
             fields["contains_regions"] = list(regions)

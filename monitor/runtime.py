@@ -70,6 +70,7 @@ class Monitor:
             (rb.region for rb in binding.regions.values()),
             manual_warmup=manual_warmup,
             unclaimed_budget=spec.unclaimed_compile_budget,
+            unclaimed_on_breach=spec.unclaimed_on_breach,
         )
         self.log = logger if logger is not None else make_logger(spec.log_format, environ=environ)
         self._info_on = logging.getLogger(LOGGER_NAME).isEnabledFor if logger is None else None

@@ -67,6 +67,29 @@ def test_a_whole_model_compile_outside_every_region_is_counted_through_a_shape_s
     assert seen[1]["level"] == "warning" and seen[1]["reason"] == "shape"
 
 
+def test_the_snapshot_and_the_stop_summary_have_an_unclaimed_entry_for_a_whole_model_compile(write_contract, events):
+    """`snapshot()` and `monitor_stopped` read a whole-model compile outside every region as an `<unclaimed>` entry
+    (the report's row), with the keys a region's entry has; nothing unclaimed, no entry."""
+    net = Net()
+    compiled = torch.compile(net, backend="eager", dynamic=False)
+    body = '[[region]]\nname = "head"\nmodule = "head"\nenabled = false\nreason = "kept eager"\n'
+    body += "[monitor]\nunclaimed_compile_budget = 2\n"
+    _, mon = watch(write_contract, events, body, net)
+    with mon, torch.no_grad():
+        assert "<unclaimed>" not in mon.snapshot()
+        for n in (1, 2, 3):
+            compiled(torch.ones(n, 8))
+        snap = mon.snapshot()
+    entry = snap["<unclaimed>"]
+    assert (entry["compiles"], entry["recompiles"], entry["breached"]) == (3, 2, True)
+    assert entry["breaches"] == ["unclaimed_compile_budget"] and entry["recompiles_by_reason"]["shape"] == 2
+    assert entry["codes"] == {"Net.forward": {"compiles": 3, "recompiles": 2}} and entry["compile_seconds"] > 0
+    assert set(snap["head"]) <= set(entry)
+    [stopped] = events.named("monitor_stopped")
+    assert entry["graph_breaks"] == 3  # the disabled `head` breaks each compile's graph
+    assert stopped["summary"]["<unclaimed>"] == "compiles=3 recompiles=2 graph_breaks=3 BREACHED"
+
+
 def test_an_outer_compile_names_the_regions_it_traces_into_its_graph(write_contract, events):
     """A compile of the model around the layer regions says which regions it inlines (they never compile alone)."""
     net = Net()

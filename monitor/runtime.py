@@ -284,7 +284,7 @@ class Monitor:
         except Exception as exc:
             self._error("hook", exc)
         if self._claims.armed is not None and self._running.region_now() == UNCLAIMED:
-            raise self._claims.armed  # Dynamo surfaces it as InternalTorchDynamoError caused by this breach
+            raise self._claims.armed  # Dynamo re-raises it as InternalTorchDynamoError from None: see `breach_of`
 
     def _on_end(self, args: Any) -> None:
         """End callback (guarded: a fault is counted once, never raised into Dynamo)."""

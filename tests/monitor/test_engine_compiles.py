@@ -148,10 +148,37 @@ def test_fail_on_the_unclaimed_budget_raises_at_the_next_unclaimed_compile(write
             f(torch.ones(3))
         with torch.no_grad():
             net.head(torch.ones(1, 8))  # a region's compile still runs
-    cause = raised.value
-    while cause is not None and not isinstance(cause, RecompileBudgetExceeded):
-        cause = cause.__cause__ or cause.__context__
+    cause = monitor.breach_of(raised.value)
     assert isinstance(cause, RecompileBudgetExceeded) and "unclaimed compile budget" in str(cause)
+
+
+def test_an_unclaimed_fail_is_recognised_through_dynamos_wrapper_by_breach_of(write_contract, events):
+    """Dynamo re-raises the armed breach as InternalTorchDynamoError `from None` (no `__cause__`);
+    `monitor.breach_of` finds it all the same, and returns a region's breach raised as itself, None for others."""
+    from torch._dynamo.exc import InternalTorchDynamoError
+
+    net = Net()
+    body = (
+        '[monitor]\nunclaimed_compile_budget = 0\nunclaimed_on_breach = "fail"\n'
+        '[[region]]\nname = "head"\nmodule = "head"\n'
+    )
+    _, mon = watch(write_contract, events, body, net)
+    f = torch.compile(lambda x: x * 2, backend="eager", dynamic=False)
+    with mon:
+        f(torch.ones(1))  # over the budget: arms fail
+        with pytest.raises(InternalTorchDynamoError) as raised:
+            f(torch.ones(2))
+    assert str(raised.value).startswith("RecompileBudgetExceeded: region '<unclaimed>' exceeded its unclaimed")
+    breach = monitor.breach_of(raised.value)
+    assert isinstance(breach, RecompileBudgetExceeded)
+    assert (breach.region, breach.kind, breach.count, breach.budget) == (
+        "<unclaimed>",
+        "unclaimed_compile_budget",
+        1,
+        0,
+    )
+    direct = RecompileBudgetExceeded("layers", 2, 1, ())
+    assert monitor.breach_of(direct) is direct and monitor.breach_of(ValueError("other")) is None
 
 
 def test_a_lazy_engine_compile_with_other_settings_is_a_breach_and_eager_switches_it_off(write_contract, events):

@@ -223,6 +223,15 @@ class Monitor:
         if self._events is not None:
             self._events.close()
 
+    def unregister(self) -> None:
+        """Take this monitor's metric families out of its registry (after `stop()`, its last values stay readable
+        until then): a later monitor on the same registry, such as the next run of a reused adapter, registers its
+        own; idempotent."""
+        try:
+            self.registry.unregister(self._collector)
+        except KeyError:  # already taken out
+            pass
+
     def __enter__(self) -> Monitor:
         return self
 

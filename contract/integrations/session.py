@@ -72,6 +72,8 @@ class Session:
         from contract.pipeline import enforce
 
         self.stop()
+        if self.monitor is not None:  # a new run: the registry holds this run's families, not the last one's
+            self.monitor.unregister()
         self.binding = enforce(model, self.path, strict=self.strict, group=group)
         self._pending = {}
         self.monitor = monitor.start(

@@ -51,6 +51,23 @@ def test_contract_compiled_regions_are_compiled_at_fit_start_and_counted_per_ins
     assert all(t.compiled is not None for t in cb.session.binding.targets())
 
 
+def test_the_metrics_land_in_the_registry_given_and_a_reused_callback_fits_again(write_contract) -> None:
+    """`registry=` puts the monitor's families in the application's registry (`cb.monitor.registry`, read after the
+    fit); a second fit with the same callback replaces them there instead of failing on duplicate series."""
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    cb = CompileContract(write_contract(BLOCKS), serve=False, registry=registry, logger=Events())
+    fit(cb, [4, 4])
+    assert cb.monitor.registry is registry
+    compiles = cb.monitor.snapshot()["blocks"]["compiles"]
+    assert registry.get_sample_value("torch_compile_compiles_total", {"region": "blocks"}) == compiles >= 2
+    first = cb.monitor
+    fit(cb, [4, 4])
+    assert cb.monitor is not first and cb.monitor.registry is registry
+    assert registry.get_sample_value("torch_compile_recompile_budget", {"region": "blocks"}) == 0
+
+
 def test_a_refused_contract_stops_fit_before_any_step_with_the_full_report(write_contract) -> None:
     """A region that matches no module refuses the start: `fit` raises the report before the sanity check or a step."""
     cb = CompileContract(write_contract(BLOCKS.replace('"blocks.*"', '"encoder.*"')), serve=False, logger=Events())

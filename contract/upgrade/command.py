@@ -109,6 +109,6 @@ def _cold(contract: Any) -> Any:
     manifest, missing = read_manifest(contract)
 
     def cold(name: str, side: Any, run: Any, candidate: bool) -> Any:
-        return predict(manifest, missing, side.torch, name, run, candidate=candidate)
+        return predict(manifest, missing, side.torch_dist, name, run, candidate=candidate)
 
     return cold

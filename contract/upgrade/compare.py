@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contract.findings import Finding, source_path
+from contract.report.render import n_of
 from contract.upgrade.drift import Drift
 
 _COMPILE_ID = re.compile(r"^\[?\d+/\d+\]?:? ")
@@ -71,9 +72,13 @@ class RegionRun:
         """Budgets this run breaks, each as one line."""
         out = []
         if self.budget_recompiles > self.recompile_budget:
-            out.append(f"{self.budget_recompiles} recompiles after warm-up > recompile_budget {self.recompile_budget}")
+            out.append(
+                f"{n_of(self.budget_recompiles, 'recompile')} after warm-up > recompile_budget {self.recompile_budget}"
+            )
         if self.budget_graph_breaks > self.graph_break_budget:
-            out.append(f"{self.budget_graph_breaks} graph-break sites > graph_break_budget {self.graph_break_budget}")
+            out.append(
+                f"{n_of(self.budget_graph_breaks, 'graph-break site')} > graph_break_budget {self.graph_break_budget}"
+            )
         return tuple(out)
 
 
@@ -99,6 +104,8 @@ class RegionChange:
     recompiles_removed: tuple[Guard, ...] = ()
     findings_added: tuple[Finding, ...] = ()
     findings_removed: tuple[Finding, ...] = ()
+    findings_changed: tuple[tuple[Finding, Finding], ...] = ()
+    """(current, candidate) of a finding whose severity the candidate changes."""
     cold_start: tuple[ColdStart | None, ColdStart | None] = (None, None)
     """(current, candidate) predicted first start."""
 
@@ -120,6 +127,8 @@ class Side:
     """One interpreter's identity and its whole-contract results."""
 
     torch: str
+    torch_dist: str
+    """The torch distribution's version (package metadata: what the warm manifest records)."""
     python: str
     executable: str
     project: str
@@ -154,6 +163,7 @@ def side(result: Mapping[str, Any]) -> Side:
     """A worker's result as a `Side`."""
     return Side(
         torch=str(result["torch"]),
+        torch_dist=str(result.get("torch_dist") or result["torch"]),
         python=str(result.get("python", "")),
         executable=str(result.get("executable", "")),
         project=str(result.get("project", "")),
@@ -305,6 +315,7 @@ def build(
             runs[1].get(name),
             findings_added=tuple(f for f in added if region_of(f, index, modules) == name),
             findings_removed=tuple(f for f in removed if region_of(f, index, modules) == name),
+            findings_changed=tuple(p for p in changed if region_of(p[1], index, modules) == name),
             cold_start=(cold(name, cur, runs[0].get(name), False), cold(name, cand, runs[1].get(name), True))
             if cold
             else (None, None),

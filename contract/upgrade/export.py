@@ -64,6 +64,7 @@ def _region(rc: RegionChange) -> dict[str, Any]:
         "recompiles_removed": [_guard(g) for g in rc.recompiles_removed],
         "findings_added": [f.to_dict() for f in rc.findings_added],
         "findings_removed": [f.to_dict() for f in rc.findings_removed],
+        "findings_changed": [{**new.to_dict(), "severity_before": old.severity} for old, new in rc.findings_changed],
         "over_budget": list(rc.over_budget),
     }
 

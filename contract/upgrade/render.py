@@ -44,6 +44,7 @@ def changes(rc: RegionChange) -> list[str]:
     out += [f"- recompile: {g.text()}" for g in rc.recompiles_removed]
     out += [f"+ {_finding(f)}" for f in rc.findings_added]
     out += [f"- {_finding(f)}" for f in rc.findings_removed]
+    out += [_changed(old, new) for old, new in rc.findings_changed]
     out += [f"! over budget: {line}" for line in rc.over_budget]
     return out
 
@@ -70,9 +71,10 @@ def render_text(report: Report) -> str:
 def _contract_lines(report: Report) -> list[str]:
     """Findings not tied to a region, and severity changes."""
     inside = {id(f) for rc in report.regions for f in (*rc.findings_added, *rc.findings_removed)}
+    inside |= {id(new) for rc in report.regions for _, new in rc.findings_changed}
     out = [f"+ {_finding(f)}" for f in report.findings_added if id(f) not in inside]
     out += [f"- {_finding(f)}" for f in report.findings_removed if id(f) not in inside]
-    out += [f"~ {new.code} at {new.location}: {old.severity} -> {new.severity}" for old, new in report.findings_changed]
+    out += [_changed(old, new) for old, new in report.findings_changed if id(new) not in inside]
     if report.candidate.record_error:
         out.append(f"! the step fails under the candidate: {report.candidate.record_error}")
     return (["contract:", *[f"  {line}" for line in out]] if out else ["contract: no finding added or removed"]) + [""]
@@ -107,7 +109,7 @@ def render_markdown(report: Report) -> str:
         "",
         f"`{report.contract}`, step `{cand.step}` ({n_of(cand.steps or 0, 'call')} under each): {verdict}",
     ]
-    lines += [f"- {r}" for r in report.reasons]
+    lines += [f"- {_md(r)}" for r in report.reasons]
     lines += [
         "",
         "| region | compiles | recompiles | graph breaks | compile s | guards | first start |",
@@ -131,6 +133,10 @@ def _md(text: str) -> str:
 def _finding(f: Finding) -> str:
     tag = "error" if f.severity == "error" else "warning"
     return f"{f.code} ({tag}) at {f.location}: {f.message}"
+
+
+def _changed(old: Finding, new: Finding) -> str:
+    return f"~ {new.code} at {new.location}: {old.severity} -> {new.severity}: {new.message}"
 
 
 def _cold(cold: ColdStart | None) -> str:

@@ -86,6 +86,7 @@ def _identity(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "torch": torch.__version__,
+        "torch_dist": metadata.version("torch"),
         "python": platform.python_version(),
         "executable": sys.executable,
         "project": metadata.version("torch-compile-contract"),
@@ -121,23 +122,33 @@ def _region_modules(binding: Any) -> dict[str, list[str]]:
 def _recorded(contract: Any, step_ref: str, steps: int, outputs: dict[str, Any]) -> dict[str, Any]:
     """Record `steps` calls of the step on a fresh model (the twin when the probe names one), seeded alike in both
     interpreters; the step's failure is part of the result, not a crash of the worker."""
-    import torch
-
     from contract.document.refs import RefError, build_model, load_twin, resolve
     from contract.init.record import StepError, record
 
     guards: dict[str, int] = {}
     try:
         step = resolve(step_ref, "step")
-        torch.manual_seed(0)
+        _seed()
         model = _model(contract, build_model, load_twin)
-        torch.manual_seed(0)
+        _seed()
         capture = _capturing(step, outputs, guards)
         recording = record(contract, model, capture, steps=steps, step_ref=step_ref)
     except (RefError, StepError) as exc:
         return {"steps": steps, "record_error": str(exc)}
     regions = [_region(r, recording.regions.get(r.name), steps, guards) for r in contract.regions if r.enabled]
     return {"steps": steps, "backend": recording.backend, "regions": regions, "record_error": None}
+
+
+def _seed() -> None:
+    """The same random state under both torches (torch's generators, Python's `random`, numpy's global one)."""
+    import random
+
+    import torch
+
+    random.seed(0)
+    torch.manual_seed(0)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(0)
 
 
 def _model(contract: Any, build_model: Callable, load_twin: Callable) -> Any:

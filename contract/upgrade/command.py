@@ -109,6 +109,7 @@ def _cold(contract: Any) -> Any:
     manifest, missing = read_manifest(contract)
 
     def cold(name: str, side: Any, run: Any, candidate: bool) -> Any:
+        """One side's first start for one region."""
         return predict(manifest, missing, side.torch_dist, name, run, candidate=candidate)
 
     return cold

@@ -180,6 +180,7 @@ def region_runs(result: Mapping[str, Any]) -> dict[str, RegionRun]:
 
 
 def _run(r: Mapping[str, Any]) -> RegionRun:
+    """One region of a worker's result."""
     return RegionRun(
         compiles=int(r["compiles"]),
         recompiles=int(r["recompiles"]),
@@ -301,26 +302,24 @@ def reasons(
 def build(
     contract: str, current: Mapping[str, Any], candidate: Mapping[str, Any], drift: Drift, cold: Any = None
 ) -> Report:
-    """The report from the two workers' results; `cold(name, side_result, run, candidate=)` predicts first starts."""
+    """The report from the two workers' results; `cold(name, side, run, candidate)` predicts a first start."""
     cur, cand = side(current), side(candidate)
     added, removed, changed = diff_findings(cur.findings, cand.findings)
-    index = {**current.get("region_index", {}), **candidate.get("region_index", {})}
-    modules = {**current.get("region_modules", {}), **candidate.get("region_modules", {})}
+    owner = _owner(current, candidate)
     runs = region_runs(current), region_runs(candidate)
-    names = list(dict.fromkeys([*runs[0], *runs[1]]))
     regions = tuple(
         region_change(
             name,
             runs[0].get(name),
             runs[1].get(name),
-            findings_added=tuple(f for f in added if region_of(f, index, modules) == name),
-            findings_removed=tuple(f for f in removed if region_of(f, index, modules) == name),
-            findings_changed=tuple(p for p in changed if region_of(p[1], index, modules) == name),
+            findings_added=tuple(f for f in added if owner(f) == name),
+            findings_removed=tuple(f for f in removed if owner(f) == name),
+            findings_changed=tuple(p for p in changed if owner(p[1]) == name),
             cold_start=(cold(name, cur, runs[0].get(name), False), cold(name, cand, runs[1].get(name), True))
             if cold
             else (None, None),
         )
-        for name in names
+        for name in dict.fromkeys([*runs[0], *runs[1]])
     )
     return Report(
         contract=contract,
@@ -333,3 +332,10 @@ def build(
         drift=drift,
         reasons=reasons(regions, added, changed, cand),
     )
+
+
+def _owner(current: Mapping[str, Any], candidate: Mapping[str, Any]) -> Any:
+    """finding -> the region it belongs to, by both workers' region indexes and claimed modules."""
+    index = {**current.get("region_index", {}), **candidate.get("region_index", {})}
+    modules = {**current.get("region_modules", {}), **candidate.get("region_modules", {})}
+    return lambda f: region_of(f, index, modules)

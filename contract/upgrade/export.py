@@ -39,6 +39,7 @@ def render_json(report: Report) -> str:
 
 
 def _side(s: Side) -> dict[str, Any]:
+    """`current` / `candidate`: the interpreter, its torch, the step, the finding counts."""
     return {
         "torch": s.torch,
         "python": s.python,
@@ -53,6 +54,7 @@ def _side(s: Side) -> dict[str, Any]:
 
 
 def _region(rc: RegionChange) -> dict[str, Any]:
+    """One region: both runs and what the candidate changes."""
     return {
         "name": rc.name,
         "current": _run(rc.current, rc.cold_start[0]),
@@ -70,6 +72,7 @@ def _region(rc: RegionChange) -> dict[str, Any]:
 
 
 def _run(run: RegionRun | None, cold: ColdStart | None) -> dict[str, Any] | None:
+    """One side's run of a region (null: the region did not run there)."""
     if run is None:
         return None
     return {
@@ -91,10 +94,12 @@ def _run(run: RegionRun | None, cold: ColdStart | None) -> dict[str, Any] | None
 
 
 def _break(b: Break) -> dict[str, str]:
+    """A graph break: its site and reason."""
     return {"site": b.site, "reason": b.reason}
 
 
 def _guard(g: Guard) -> dict[str, Any]:
+    """A folded recompile guard: an example, its site, how many recompiles it caused."""
     return {"guard": g.example, "site": g.site, "count": g.count}
 
 

@@ -214,6 +214,7 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 def _json(text: str) -> dict[str, Any] | None:
+    """A JSON object, or None for anything else (a program that is not our probe or worker)."""
     try:
         value = json.loads(text)
     except ValueError:

@@ -18,6 +18,7 @@ def rows(rc: RegionChange) -> list[Row]:
     """The region's numbers under both torches."""
 
     def pair(get: Callable[[RegionRun], object]) -> tuple[str, str]:
+        """One number under both torches."""
         return tuple(_value(get(r)) if r else "-" for r in (rc.current, rc.candidate))  # type: ignore[return-value]
 
     ratio = f"x{rc.seconds_ratio:.2f}" if rc.seconds_ratio is not None else ""
@@ -95,6 +96,7 @@ def _drift_lines(drift: Drift) -> list[str]:
 
 
 def _verdict(report: Report) -> str:
+    """The last line: passes or FAILS, with the exit code."""
     if report.exit_code == 0:
         return f"upgrade to torch {report.candidate.torch}: passes the contract (exit 0)"
     return f"upgrade to torch {report.candidate.torch}: FAILS the contract (exit 1):"
@@ -131,15 +133,18 @@ def _md(text: str) -> str:
 
 
 def _finding(f: Finding) -> str:
+    """`CODE (severity) at LOCATION: message`."""
     tag = "error" if f.severity == "error" else "warning"
     return f"{f.code} ({tag}) at {f.location}: {f.message}"
 
 
 def _changed(old: Finding, new: Finding) -> str:
+    """A finding whose severity the candidate changes."""
     return f"~ {new.code} at {new.location}: {old.severity} -> {new.severity}: {new.message}"
 
 
 def _cold(cold: ColdStart | None) -> str:
+    """`warm, ~12.0 s`, `cold, ~12.0 s` or `-` (not predicted)."""
     if cold is None:
         return "-"
     cost = f", ~{cold.seconds:.1f} s" if cold.seconds is not None else ""
@@ -147,4 +152,5 @@ def _cold(cold: ColdStart | None) -> str:
 
 
 def _value(value: object) -> str:
+    """A number of the table, `-` when unknown."""
     return "-" if value is None else str(value)

@@ -69,6 +69,7 @@ def _import(out: Path) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The worker's arguments (the parent passes them; no help for users)."""
     parser = argparse.ArgumentParser(prog="python -m contract.upgrade.worker")
     parser.add_argument("contract")
     parser.add_argument("--out", required=True, help="private directory the parent made")
@@ -172,6 +173,7 @@ def _capturing(step: Callable, outputs: dict[str, Any], guards: dict[str, int]) 
 
     @functools.wraps(step)
     def run(model: Any, i: int) -> Any:
+        """The step's call, its outputs kept."""
         out = step(model, i)
         _flatten(out, f"call{i}", outputs, [0])
         guards.update(_torch.guard_counts())

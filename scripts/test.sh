@@ -26,7 +26,7 @@ for v in $matrix; do bash scripts/torch-env.sh "$v" >/dev/null; done
 # on real subprocesses (ranks, restarts, daemons), so two workers pay off even on two cores.
 workers=$(( $(nproc) < 4 ? 2 : 4 ))
 rc=0
-"$venv/bin/python" -m pytest -q -ra -n "$workers" --dist loadscope "$@" || rc=$?
+"$venv/bin/python" -m pytest -q -ra --durations=20 -n "$workers" --dist loadscope "$@" || rc=$?
 for v in $matrix; do
     echo "== the version-sensitive part on torch $v"
     bash scripts/test-torch.sh "$v" || rc=$?

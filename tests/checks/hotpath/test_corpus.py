@@ -182,24 +182,32 @@ def test_static_scan_and_probe_recall_with_zero_false_positives(tmp_path: Path, 
 
 
 @pytest.mark.parametrize(
-    ("minor", "expected"), [((2, 11), []), ((2, 12), [("CC301", "warning")]), ((2, 13), [("CC301", "error")])]
+    ("minor", "expected"),
+    [
+        ((2, 11), []),
+        ((2, 12), [("CC301", "error")]),
+        ((2, 15), [("CC301", "error")]),
+        ((2, 16), [("CC301", "error")]),
+        ((2, 10), []),
+    ],
 )
 def test_is_exporting_guard_follows_what_each_torch_was_measured_to_do(
     minor, expected, tmp_path: Path, monkeypatch
 ) -> None:
-    """h44 `if not is_exporting(): self.calls += 1`: dead under compile on 2.11, a storm on 2.13, unknown between."""
-    from contract.checks.hotpath import conditions
+    """h44 `if not is_exporting(): self.calls += 1`: dead under compile on 2.11, a storm from 2.12 on (measured to
+    2.15; a newer torch reads as the newest measured, an older one as the oldest)."""
+    from contract.checks.hotpath import conditions, versions
 
-    monkeypatch.setattr(conditions, "torch_minor", lambda: minor)
+    monkeypatch.setattr(versions, "torch_minor", lambda: minor)
     monkeypatch.setattr(conditions, "_KNOWN_UNDER_COMPILE", {})
     found = findings_for("h44_not_exporting_counter", tmp_path, probe=False)
     assert [(f.code, f.severity) for f in found] == expected, [str(f) for f in found]
 
 
 def test_on_torch_2_11_cell_and_class_counters_say_what_that_torch_does(tmp_path: Path, monkeypatch) -> None:
-    from contract.checks.hotpath import conditions
+    from contract.checks.hotpath import versions
 
-    monkeypatch.setattr(conditions, "torch_minor", lambda: (2, 11))
+    monkeypatch.setattr(versions, "torch_minor", lambda: (2, 11))
     for name in ("h03_class_attribute", "h05_closure_cell"):
         (found,) = findings_for(name, tmp_path, probe=False)
         assert found.severity == "error" and "torch 2.11" in found.message and "first call's value" in found.message

@@ -177,8 +177,9 @@ _CLEAN_FROM_2_14 = {
     "holdout7": Floors((0.48, 0.74, 0.968), (frozenset({"c06_probe_feature_bank_consumed"}), frozenset(), frozenset())),
     # h31 (Keras' SDPA flash probe) compiles once without a break on 2.14 and 2.15: the probe rightly sees nothing
     "holdout10": Floors((0.45, 0.87, 0.97)),
-    # h05 (FlopCounterMode around the first call) is compiled on 2.14 and 2.15, once: no never-compiled region (CC409)
-    "holdout11": Floors((0.48, 0.69, 0.97)),
+    # h05 (FlopCounterMode around the first call) is compiled on 2.14 and 2.15, once: no never-compiled region (CC409);
+    # h26 (LoRA's first layer alone without grad) is no CC408 since the rule reads the failed guard, as on 2.13
+    "holdout11": Floors((0.48, 0.69, 0.93)),
     # h09 (a KV-cache tensor reassigned) compiles once on 2.14 and 2.15
     "holdout12": Floors((0.33, 0.45, 0.97)),
 }

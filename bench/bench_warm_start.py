@@ -128,7 +128,7 @@ def child(contract_path: str) -> None:
 
             torch.cuda.synchronize()
         first_step_at = time.perf_counter() - T0
-        snap = mon.snapshot()
+        snap = {n: s for n, s in mon.snapshot().items() if n != "<unclaimed>"}  # regions only
     print(
         json.dumps(
             {

@@ -362,3 +362,22 @@ def pgo_job_id() -> str | None:
     """The job identity profile-guided dynamic-shape state is keyed by (`torch.compiler.config.job_id`)."""
     job = getattr(torch.compiler.config, "job_id", None)
     return str(job) if job else None
+
+
+# `compile-contract upgrade` reports how many guards each compile installed. Dynamo writes it on the compile's
+# `CompilationMetrics` record (`guard_count`, torch 2.11-2.15), kept in a bounded deque of recent records that
+# `torch._dynamo.reset()` does not clear; the records are read right after each step, before the deque turns over.
+
+
+def guard_counts() -> dict[str, int]:
+    """Compile id (`0/1`) -> guards its compiled code checks, for the recent compiles Dynamo kept a record of."""
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+    except ImportError:
+        return {}
+    out: dict[str, int] = {}
+    for rec in get_compilation_metrics():
+        count = getattr(rec, "guard_count", None)
+        if isinstance(count, int):
+            out[str(getattr(rec, "compile_id", ""))] = count
+    return out

@@ -545,9 +545,13 @@ def _found(lookup: Callable[[], Any]) -> Any:
 
 
 def _module(name: str) -> ModuleType:
-    import importlib
+    """One of Dynamo's submodules, which `torch._dynamo` imports itself (a renamed one raises: `_found` says None)."""
+    import torch._dynamo
 
-    return importlib.import_module(f"torch._dynamo.{name}")
+    found = getattr(torch._dynamo, name)
+    if not isinstance(found, ModuleType):
+        raise AttributeError(f"torch._dynamo.{name} is not a module")
+    return found
 
 
 def _unwrap(fn: Any) -> Any:

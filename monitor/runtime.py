@@ -27,7 +27,7 @@ from monitor.inflight import Inflight
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.outputs import Outputs
-from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site
+from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site, names_instance
 from monitor.unclaimed import LABEL as UNCLAIMED
 
 PRECOMPILED_MISS = "a guard of the precompiled entry failed (torch records no reason for a loaded entry's guards)"
@@ -79,6 +79,7 @@ class Monitor:
             manual_warmup=manual_warmup,
             unclaimed_budget=spec.unclaimed_compile_budget,
             degraded=(c.name for c in self.capabilities.lost),
+            unclaimed_on_breach=spec.unclaimed_on_breach,
         )
         self.log = logger if logger is not None else make_logger(spec.log_format, environ=environ)
         self._info_on = logging.getLogger(LOGGER_NAME).isEnabledFor if logger is None else None
@@ -180,6 +181,11 @@ class Monitor:
         self.ledger.mark_warm()
         self._say("info", "monitor_warm")
 
+    def emit(self, level: str, event: str, **fields: Any) -> None:
+        """Emit an event of the code driving the model (an engine adapter's stop) through the monitor's own sink: its
+        log and its `[monitor] events_path` file, so the report sees it; never raises."""
+        self._say(level, event, **fields)
+
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """Per region plain data with stable keys: compiles, recompiles, graph_breaks, breached, eager_fallback..."""
         self._refresh()
@@ -191,10 +197,24 @@ class Monitor:
             self._on_reset()
             self._say("warning", "monitor_hooks_reregistered")
 
+    @property
+    def verifying(self) -> bool:
+        """Some instance of a lazily compiled engine region (`verify_at = "first_compile"`) is not verified yet."""
+        return bool(self._claims.lazy)
+
+    def verify_engine(self) -> None:
+        """Verify lazily compiled engine instances whose compile exists by now, even if no compile of theirs fired
+        (Dynamo served them a graph compiled for another model of the class); the adapters call it at each step
+        boundary while `verifying`, every read of the ledger does too. Not while a compile runs (its end verifies)."""
+        if self._claims.lazy and not self._inflight:
+            self._run_hook(self._claims.verify_served)
+
     def _refresh(self) -> None:
-        """Before any read of the ledger: hooks still registered, skipped frames of past compiles counted."""
+        """Before any read of the ledger: hooks still registered, skipped frames of past compiles counted, lazily
+        compiled engine instances verified."""
         self.ensure_hooks()
         self._run_hook(self._eager.check)
+        self.verify_engine()
 
     def stop(self) -> None:
         """Unhook, write the final snapshot / push if configured, close the server (idempotent).
@@ -210,6 +230,7 @@ class Monitor:
                 _dynamo.unregister(self._start_cb, self._end_cb)
             return
         self._run_hook(self._eager.check)
+        self.verify_engine()
         self._stopped = True
         atexit.unregister(self.stop)
         if self._sigterm is not None:
@@ -227,6 +248,15 @@ class Monitor:
         self._say("info", "monitor_stopped", summary=summary_fields(self.ledger.snapshot()), **hint)
         if self._events is not None:
             self._events.close()
+
+    def unregister(self) -> None:
+        """Take this monitor's metric families out of its registry (after `stop()`, its last values stay readable
+        until then): a later monitor on the same registry, such as the next run of a reused adapter, registers its
+        own; idempotent."""
+        try:
+            self.registry.unregister(self._collector)
+        except KeyError:  # already taken out
+            pass
 
     def __enter__(self) -> Monitor:
         return self
@@ -289,7 +319,7 @@ class Monitor:
         except Exception as exc:
             self._error("hook", exc)
         if self._claims.armed is not None and self._running.region_now() == UNCLAIMED:
-            raise self._claims.armed  # Dynamo surfaces it as InternalTorchDynamoError caused by this breach
+            raise self._claims.armed  # Dynamo re-raises it as InternalTorchDynamoError from None: see `breach_of`
 
     def _on_end(self, args: Any) -> None:
         """End callback (guarded: a fault is counted once, never raised into Dynamo)."""
@@ -318,10 +348,13 @@ class Monitor:
         if not self.binding.regions[target.region].region.fullgraph:  # fullgraph raises: not a silent eager frame
             self._eager.expect(cid, (target, cid, len(breaks)))
         reason = category = None
+        shared: dict[str, Any] = {}
         if out.recompile:
             frame = self._stack.compile_frame()
             reason, category = self._reason(target, _dynamo.reasons_of(frame) if frame is not None else [])
-        self._after(target, cid, seconds, out, reason, category, breaks, cache)
+        elif _dynamo.is_recompile(cid):
+            shared = self._shared_guard()
+        self._after(target, cid, seconds, out, reason, category, breaks, cache, shared)
         self._warm_side(target, cid, seconds, out, lookups, cache)
         if splits:
             self._say(
@@ -414,6 +447,15 @@ class Monitor:
         fn = _dynamo.compiled_callable()
         return self._target_of(fn) if fn is not None else None
 
+    def _shared_guard(self) -> dict[str, Any]:
+        """`compile` fields of an instance's first compile of a frame Dynamo compiled before (for another instance):
+        the guard that failed, preferring one that names the instance (`self.idx == 1`: one graph per instance, CC408)
+        over one about an input (the first layer's input alone lacks grad: one more graph, shared)."""
+        frame = self._stack.compile_frame()
+        reasons = _dynamo.reasons_of(frame) if frame is not None else []
+        text = next((r for r in reasons if names_instance(r)), reasons[0] if reasons else "")
+        return {"guard": brief(text, 300), "guard_site": guard_site(text), "instance_guard": names_instance(text)}
+
     def _reason(self, target: Target, reasons: list[str]) -> tuple[str, str]:
         """Text and category of this instance's own guard failure (Dynamo lists every entry's)."""
         mine = (target.region, id(target.module))
@@ -435,9 +477,10 @@ class Monitor:
         category: str | None,
         breaks: tuple[tuple[str, str], ...],
         cache: dict | None,
+        shared: dict[str, Any],
     ) -> None:
         """Log lines (the per-compile info line only when that level is on, or into the event file) and the breach
-        action."""
+        action; `shared`: the guard of a frame Dynamo compiled before for another instance."""
         info = self._info_on is None or self._info_on(logging.INFO)
         if info or self._events is not None:
             self._say(
@@ -450,6 +493,7 @@ class Monitor:
                 compile_id=cid,
                 seconds=seconds,
                 recompile=out.recompile,
+                **shared,
                 **cache_fields(cache),
             )
         if out.recompile:

@@ -14,4 +14,4 @@ parts=(
     tests/checks/hotpath/test_holdout_recall.py tests/test_doctor.py tests/integrations/test_imports.py
 )
 workers=$(( $(nproc) < 4 ? 2 : 4 ))
-exec "$python" -m pytest -q -ra -n "$workers" --dist loadscope "${parts[@]}" "$@"
+exec "$python" -m pytest -q -ra --durations=10 -n "$workers" --dist loadscope "${parts[@]}" "$@"

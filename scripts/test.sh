@@ -17,8 +17,8 @@ bash scripts/install-system.sh
 "$venv/bin/ruff" check .
 "$venv/bin/ruff" format --check .
 "$venv/bin/mypy"
-# The newest torch's environment is made (or found in the cache) first: on a fresh machine its ~3 GB download runs
-# while nothing else does, and the version-sensitive part then runs beside the main suite, which mostly waits.
+# The matrix environments are made (or found in the cache, keyed by their lock) before the suite: on a fresh machine
+# the ~3 GB download fails fast, before anything else ran; the version-sensitive part runs after the main suite.
 matrix="${COMPILE_CONTRACT_MATRIX-2.15.0}"
 for v in $matrix; do bash scripts/torch-env.sh "$v" >/dev/null; done
 # Files run in parallel (each file on one worker: its fixtures and daemons stay together; a test class is a group of
@@ -26,7 +26,7 @@ for v in $matrix; do bash scripts/torch-env.sh "$v" >/dev/null; done
 # on real subprocesses (ranks, restarts, daemons), so two workers pay off even on two cores.
 workers=$(( $(nproc) < 4 ? 2 : 4 ))
 rc=0
-"$venv/bin/python" -m pytest -q -ra -n "$workers" --dist loadscope "$@" || rc=$?
+"$venv/bin/python" -m pytest -q -ra --durations=20 -n "$workers" --dist loadscope "$@" || rc=$?
 for v in $matrix; do
     echo "== the version-sensitive part on torch $v"
     bash scripts/test-torch.sh "$v" || rc=$?

@@ -8,7 +8,8 @@ the page shows the prose around it). Before MyST parses the page, the marker is 
 - `cli-synopsis`, `cli-command NAME`: the argparse parser of `contract/cli.py`;
 - `metrics`: the families the exporter emits (`monitor/exporter.py`), read from a real collector;
 - `capabilities`: what the monitor's adapters read from torch and what is lost without it (their `probe()`);
-- `runbooks`: every `ops/runbooks/*.md`, headings one level down.
+- `runbooks`: every `ops/runbooks/*.md`, headings one level down;
+- `torch-versions`: the hot-path patterns measured per torch minor (`contract/checks/hotpath/versions.py`).
 
 A schema table, a subcommand or a rule range with no place in the docs is a build warning (an error under `-W`).
 """
@@ -186,6 +187,26 @@ def rule_ranges() -> set[str]:
     from contract.report.catalog import RULES
 
     return {r.code[2] for r in RULES}
+
+
+def torch_versions() -> str:
+    """The hot-path patterns measured per torch minor (`contract/checks/hotpath/versions.py`): one row per pattern,
+    one column per measured minor, each cell the effect and the corpus case that shows it."""
+    from contract.checks.hotpath.versions import ALL_MINORS, PATTERNS
+
+    header = ["pattern", "rule", *(f"torch {m[0]}.{m[1]}" for m in ALL_MINORS)]
+    rows = []
+    for name, pattern in PATTERNS.items():
+        cells = [pattern.seen.get(m) for m in ALL_MINORS]
+        shown = [_seen(s) if s else "not measured" for s in cells]
+        rows.append([f"`{name}`: {pattern.shown}", pattern.rule, *shown])
+    cases = sorted({c for p in PATTERNS.values() for s in p.seen.values() for c in s.cases})
+    return _table(header, rows) + "\n\nCases: " + ", ".join(f"`{c}`" for c in cases) + "."
+
+
+def _seen(seen: Any) -> str:
+    """`clean (corpus/h04, corpus/h58)`: one measurement, its cases by corpus and number."""
+    return f"{seen.effect} (" + ", ".join(f"`{c.split('_')[0]}`" for c in seen.cases) + ")"
 
 
 # ---- CLI reference: the argparse parser ----
@@ -378,6 +399,7 @@ GENERATORS: dict[str, Callable[[BuildEnvironment, str | None], str]] = {
     "capabilities": lambda _env, _arg: capabilities_table(),
     "runbooks": lambda env, _arg: runbooks(env),
     "alerts": lambda env, _arg: alerts_table(env),
+    "torch-versions": lambda _env, _arg: torch_versions(),
 }
 
 
@@ -431,6 +453,7 @@ def _check_coverage(app: Sphinx, env: BuildEnvironment) -> None:
         "capabilities",
         "runbooks",
         "alerts",
+        "torch-versions",
     }
     for block in sorted(wanted - blocks):
         log.warning(f"docs: no page has `<!-- generated: {block} -->`: it is undocumented")

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from monitor.report.read import Event, Reading
+from monitor.report.read import STOP_EVENTS, Event, Reading
 from monitor.report.stalls import Tracker, Unfinished
 from monitor.unclaimed import LABEL as UNCLAIMED
 
@@ -58,6 +58,27 @@ class Breach:
     count: Any
     budget: Any
     action: str
+
+
+@dataclass(slots=True)
+class Stop:
+    """An engine adapter acted on a `fail` breach: the trainer stopped, or generate() armed the breached region."""
+
+    rank: str
+    ts: float | None
+    event: str
+    engine: str
+    step: Any
+    regions: list[str]
+    """This rank's breached `fail` regions (empty: it stopped because another rank breached)."""
+    effect: str
+
+    def line(self) -> str:
+        """One line for the CLI: who stopped, where, on which breach."""
+        why = f"a fail breach of {', '.join(self.regions)}" if self.regions else "another rank's fail breach"
+        return (
+            f"run stopped: rank {self.rank}: {self.engine} at step {self.step} ({self.event}) on {why}; {self.effect}"
+        )
 
 
 @dataclass
@@ -180,6 +201,8 @@ class Run:
     divergence: list[Divergence] = field(default_factory=list)
     unfinished: list[Unfinished] = field(default_factory=list)
     """Compiles that started and never ended, oldest first."""
+    stops: list[Stop] = field(default_factory=list)
+    """Where an engine adapter stopped the run on a `fail` breach, in input order."""
     stalls: Tracker = field(default_factory=Tracker)
     notes: list[str] = field(default_factory=list)
     t0: float | None = None
@@ -402,6 +425,14 @@ def _limit_hit(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> N
         run.marks.append(Mark(rank, view.name, e.ts, "limit_hit", _s(f.get("last_reason"))))
 
 
+def _stopped(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
+    """An adapter's stop on a `fail` breach: why the run ended (or why the next call raises)."""
+    f = e.fields
+    regions = [r for r in f.get("regions", []) if isinstance(r, str)] if isinstance(f.get("regions"), list) else []
+    step = f.get("step") if isinstance(f.get("step"), int | str) else "?"
+    run.stops.append(Stop(rank, e.ts, e.name, _s(f.get("engine")) or "?", step, regions, _s(f.get("effect"))))
+
+
 def _rank_event(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
     if e.name == "monitor_stopped":
         info.stopped += 1
@@ -435,6 +466,7 @@ _HANDLERS = {
     "monitor_error": _rank_event,
     "monitor_degraded": _rank_event,
     "metrics_port_unavailable": _rank_event,
+    **dict.fromkeys(STOP_EVENTS, _stopped),
     "compile_started": lambda run, e, rank, *_: run.stalls.started(e, rank),
     "compile_finished": lambda run, e, rank, *_: run.stalls.ended(e, rank),
     "compile_interrupted": lambda run, e, rank, *_: run.stalls.interrupted(e, rank),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -144,6 +145,8 @@ class Access:
         store = parent.cell_contents if is_cell else parent
         current = current_value(parent, key)
         via = "cell" if is_cell else "class" if isinstance(parent, type) else ""
+        if module_globals(parent) and what.startswith("global "):
+            via = "global"  # a `global n` statement's name (`mod.n` written from outside was not measured per torch)
         self.state.writes.append(
             Write(
                 key=(id(parent), key),
@@ -160,6 +163,12 @@ class Access:
                 delta=_delta(node),
             )
         )
+
+
+def module_globals(parent: Any) -> bool:
+    """A module's namespace (`global n` writes there), not a dict the code keeps."""
+    name = parent.get("__name__") if isinstance(parent, dict) else None
+    return isinstance(name, str) and getattr(sys.modules.get(name), "__dict__", None) is parent
 
 
 def _delta(node: ast.AST) -> float | None:

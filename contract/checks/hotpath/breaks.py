@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import io
 import logging
 import types
@@ -49,6 +50,43 @@ def break_calls() -> dict[int, str]:
         )
         _BREAK_CALLS.update({id(v): k for k, v in named.items()})
     return _BREAK_CALLS
+
+
+def random_pattern(function: ast.AST, call: ast.Call, name: str, loops: int) -> str:
+    """The measured pattern a `random.random()` call is (`versions.PATTERNS`): a number in arithmetic (outside any
+    test or Python loop), or a condition's operand; "" for other draws and other places (not measured per torch)."""
+    if name != "random.random":
+        return ""
+    chain = _ancestors(function, call)
+    if any(isinstance(a, (ast.Compare, ast.BoolOp)) or _tests(a, chain) for a in chain):
+        return "random-in-test"
+    arithmetic = bool(chain) and isinstance(chain[0], (ast.BinOp, ast.UnaryOp))
+    return "random-value" if arithmetic and not loops else ""
+
+
+def _tests(node: ast.AST, chain: list[ast.AST]) -> bool:
+    """Whether `node` holds the call in its test (`if`, `while`, conditional expression, `assert`)."""
+    test = getattr(node, "test", None) if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)) else None
+    return test is not None and any(test is a for a in chain)
+
+
+def _ancestors(function: ast.AST, node: ast.AST) -> list[ast.AST]:
+    """The nodes enclosing `node` in `function`, innermost first, up to the statement that holds it."""
+    parents = _parents(function)
+    out: list[ast.AST] = []
+    current = parents.get(id(node))
+    while current is not None:
+        out.append(current)
+        if isinstance(current, ast.stmt):
+            break
+        current = parents.get(id(current))
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _parents(function: ast.AST) -> dict[int, ast.AST]:
+    """id() of each node of a parsed function -> the node that holds it (cached per parsed function)."""
+    return {id(child): parent for parent in ast.walk(function) for child in ast.iter_child_nodes(parent)}
 
 
 LOCK_MODULES = frozenset({"threading", "multiprocessing.synchronize"})

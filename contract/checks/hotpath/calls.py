@@ -24,6 +24,7 @@ from contract.checks.hotpath.breaks import (
     io_call,
     iterator_arg,
     logger_call,
+    random_pattern,
     scalar_cast,
     scalar_pull,
 )
@@ -49,7 +50,7 @@ class Walk(Protocol):
     items: dict[str, list[Any]]
 
     def where(self, node: ast.AST) -> str: ...
-    def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True) -> None: ...
+    def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True, pattern: str = "") -> None: ...
     def record_write(
         self, target: ast.expr, form: str, node: ast.AST, literal: Any = MISSING, value: ast.expr | None = None
     ) -> None: ...
@@ -308,7 +309,7 @@ def follow_call(w: Walk, node: ast.Call, func: ast.expr, callee: Any) -> None:
     name = break_calls().get(id(callee))
     if name is not None:
         if name != "next" or iterator_arg(w.env, node):
-            w.hazard("graph-break", node, f"{name}()")
+            w.hazard("graph-break", node, f"{name}()", pattern=random_pattern(w.src.node, node, name, w.state.loops))
         return
     if callee is os.getenv or isinstance(func, ast.Attribute) and resolve(w.env, func.value) is os.environ:
         return w.hazard("env", node, f"{ast.unparse(func)}()")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contract.checks.hotpath import versions
 from contract.checks.hotpath.model import SIZES
 from contract.checks.hotpath.rules import (
     ASSIGNED,
@@ -184,19 +185,30 @@ _REFUTED = (
 
 
 def finding(hazard: Any, refuted_after: int = 0) -> Finding:
-    """The finding for one scan hazard; unresolved or dormant counters, and hazards the probe's run refutes
-    (`refuted_after` steps without a recompile in its region), are warnings."""
+    """The finding for one scan hazard; unresolved or dormant counters, hazards the probe's run refutes
+    (`refuted_after` steps without a recompile in its region), and patterns measured harmless on the installed torch
+    (`versions`: the note names the versions where they are not) are warnings."""
     rule = _BY_KIND[hazard.kind]
     message, fix = _MESSAGES[hazard.kind]
     guard = getattr(hazard, "guard", "")
     if guard:
         message = _DORMANT.get(hazard.kind, message + " (reached only once {guard} changes)")
-    severity: Severity | None = None if hazard.certain and not refuted_after else "warning"
+    on_torch = on_installed_torch(hazard)
+    weaker = refuted_after or on_torch is not None and on_torch.lowered
+    severity: Severity | None = None if hazard.certain and not weaker else "warning"
     text = message.format(what=hazard.what, region=hazard.region, guard=guard)
-    note = getattr(hazard, "note", "")
+    notes = [getattr(hazard, "note", ""), on_torch.note if on_torch else ""]
     if refuted_after and hazard.certain and rule.severity == "error":
-        note = "; ".join(n for n in (note, _REFUTED.format(steps=refuted_after, region=hazard.region)) if n)
+        notes.append(_REFUTED.format(steps=refuted_after, region=hazard.region))
+    note = "; ".join(n for n in notes if n)
     return rule.finding(hazard.where, f"{text} ({note})" if note else text, fix, severity=severity)
+
+
+def on_installed_torch(hazard: Any) -> versions.Verdict | None:
+    """What the installed torch was measured to do with the hazard's pattern (None: not a pattern measured per
+    torch minor, the rule's description holds)."""
+    pattern = getattr(hazard, "pattern", "")
+    return versions.verdict(pattern) if pattern else None
 
 
 def check(ctx: Any) -> list[Finding]:
@@ -206,14 +218,26 @@ def check(ctx: Any) -> list[Finding]:
     outranks the scan's reading (precision before recall)."""
     if ctx.binding is None:
         return []
-    hazards = accepted_breaks([h for h in scanned(ctx) if h.kind in _BY_KIND], ctx.binding)
+    hazards = accepted_breaks([h for h in scanned(ctx) if h.kind in _BY_KIND and reported(h)], ctx.binding)
     if any(h.kind in SIZES for h in hazards) and ran(observed(ctx)):
         hazards = [h for h in hazards if h.kind not in SIZES]  # the probe measured them: CC406 or CC401 say it
-    if not any(h.certain and _BY_KIND[h.kind].severity == "error" for h in hazards):
+    if not any(h.certain and _BY_KIND[h.kind].severity == "error" and not lowered(h) for h in hazards):
         return [finding(h) for h in hazards]
     result = observed(ctx)
     stable = stable_regions(result)
     return [finding(h, result.steps if result and h.region in stable else 0) for h in hazards]
+
+
+def reported(hazard: Any) -> bool:
+    """False for a pattern measured harmless on every torch minor (`versions`)."""
+    on_torch = on_installed_torch(hazard)
+    return on_torch is None or on_torch.report
+
+
+def lowered(hazard: Any) -> bool:
+    """A pattern measured harmless on the installed torch: a warning whatever the probe sees."""
+    on_torch = on_installed_torch(hazard)
+    return on_torch is not None and on_torch.lowered
 
 
 def scanned(ctx: Any) -> list[Any]:

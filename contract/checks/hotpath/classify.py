@@ -13,7 +13,6 @@ import torch
 from torch import nn
 
 from contract import _torch_scan
-from contract.checks.hotpath import conditions
 from contract.checks.hotpath.conditions import is_scalar
 from contract.checks.hotpath.model import MISSING, Hazard, ScanState, Write
 
@@ -142,6 +141,8 @@ def classify_writes(
         hazard = write_hazard(w, state.reads)
         if hazard is not None and hazard.kind == "container" and w.key in state.loop_resets:
             continue  # the step empties it before every call: the same length at every call
+        if hazard is not None and hazard.kind == "counter":
+            hazard = replace(hazard, pattern=counter_pattern(w, state))
         if hazard is not None and w.guard is not None and not w.guard.keys & hot:
             if w.guard.keys and not w.guard.keys & step_keys:
                 continue  # nothing turns the guard on: the code never runs compiled
@@ -215,13 +216,7 @@ def write_hazard(w: Write, reads: dict[tuple[int, str], Any]) -> Hazard | None:
     if isinstance(value, float) or dropout_p(w):
         return Hazard(kind="float", what=shown, where=w.where, region=w.region)
     if is_scalar(value) and w.form == "step":
-        return Hazard(
-            kind="counter",
-            what=shown,
-            note=_OLD_TORCH_NOTES.get(w.via, "") if conditions.torch_minor() < (2, 13) else "",
-            where=w.where,
-            region=w.region,
-        )
+        return Hazard(kind="counter", what=shown, where=w.where, region=w.region)
     if is_scalar(value) and w.form == "selfref":
         return Hazard(kind="assigned", what=f"{shown}, rewritten from its own value,", where=w.where, region=w.region)
     if is_scalar(value) or value is None or value is MISSING:
@@ -229,12 +224,25 @@ def write_hazard(w: Write, reads: dict[tuple[int, str], Any]) -> Hazard | None:
     return None
 
 
-_OLD_TORCH_NOTES = {
-    "cell": "torch 2.11 does not guard a closure cell: no recompile there, but the compiled code keeps writing the "
-    "first call's value",
-    "class": "torch 2.11 breaks the graph on a class-attribute write and keeps writing the first call's value",
-}
-"""Measured on torch 2.11 (tests/checks/hotpath/corpus h03, h05): still wrong, differently from 2.13's recompiles."""
+def counter_pattern(w: Write, state: ScanState) -> str:
+    """The measured pattern a counter is (`versions.PATTERNS`): torch minors treat a class attribute, a closure cell
+    and a module global differently, the last two also by whether anything but the update reads them."""
+    if w.via == "class":
+        return "class-counter"
+    if w.via in ("cell", "global"):
+        return f"{w.via}-counter-{'read' if read_elsewhere(state, w.key) else 'unread'}"
+    return ""
+
+
+def read_elsewhere(state: ScanState, key: tuple[int, str]) -> bool:
+    """Whether the hot path reads the value other than to update it: a read off every line that writes it, or a
+    bare `return n` some caller uses (a call made as a statement drops it)."""
+    writes = {w.where for w in state.writes if w.key == key}
+    for where, returned in state.value_reads.get(key, ()):
+        dropped = returned in state.dropped_results and returned not in state.used_results
+        if where not in writes and not dropped:
+            return True
+    return False
 
 
 def serves_missing_attributes(owner: Any) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from contract import _torch_scan
+from contract.checks.hotpath import versions
 from contract.checks.hotpath.model import MISSING, UNKNOWN, Cond
 from contract.checks.hotpath.resolve import Env, chain, iter_values, resolve
 
@@ -40,16 +41,12 @@ def known_under_compile() -> dict[int, bool | None]:
     return _KNOWN_UNDER_COMPILE
 
 
-def torch_minor() -> tuple[int, int]:
-    """The installed torch's (major, minor): a few behaviours below were measured per version."""
-    major, minor = torch.__version__.split("+")[0].split(".")[:2]
-    return int(major), int(minor)
-
-
 def exporting_under_compile() -> bool | None:
-    """`torch.compiler.is_exporting()` inside torch.compile: True on torch 2.11, False on 2.13 (both measured);
-    None (unknown: both branches are dormant) in between."""
-    return True if torch_minor() < (2, 12) else False if torch_minor() >= (2, 13) else None
+    """`torch.compiler.is_exporting()` inside torch.compile on the installed torch, as measured per minor (a counter
+    under `if not is_exporting():` compiles once where it is True: `versions.PATTERNS["not-exporting-counter"]`);
+    None (unknown: both branches are dormant) on a torch between two measured minors that disagree."""
+    effect, _ = versions.effect_on(versions.PATTERNS["not-exporting-counter"], versions.torch_minor())
+    return None if effect is None else effect == versions.CLEAN
 
 
 def cond(env: Env, flags: dict[str, Cond], test: ast.expr) -> Cond:

@@ -73,11 +73,14 @@ class LoopWalker(Arguments, Walker):
         ones (`if i == 0:`) run before anything compiled."""
         self.env.changing = self.state.loop_changing
 
-    def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True) -> None:
+    def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True, pattern: str = "") -> None:
         """Graph breaks, environment reads and tensor branches in eager code cost nothing: not reported."""
 
     def note_read(self, key: tuple[int, str], node: ast.AST) -> None:
         """The step's own reads are not the compiled code's."""
+
+    def note_value_read(self, key: tuple[int, str], node: ast.AST) -> None:
+        """Nor are the values it reads."""
 
     def _test(self, test: ast.expr) -> None:
         """Eager code may branch on tensors."""

@@ -38,6 +38,9 @@ class Hazard:
     guard_keys: frozenset[tuple[int, str]] = frozenset()
     """For dormant code: the (container id, name) of the state that keeps it from running compiled now; the hazard
     is reported only when the hot path or the step writes that state."""
+    pattern: str = ""
+    """A pattern whose effect was measured per torch minor (`versions.PATTERNS`): the installed torch's entry decides
+    the finding's severity and note."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,8 @@ class Write:
     literal: Any = MISSING
     """The constant assigned, for `x = False` (a hot write that cannot turn a dormant guard on)."""
     via: str = ""
-    """`cell` for a closure variable, `class` for a class attribute (torch 2.11 handles both differently)."""
+    """`cell` for a closure variable, `class` for a class attribute, `global` for a module global (`global n`): torch
+    minors handle each differently (`versions.PATTERNS`)."""
     read_before: bool = False
     """The hot path read this state before this write (Dynamo guards the value it finds at the call's entry)."""
     delta: float | None = None
@@ -123,6 +127,15 @@ class ScanState:
     """State read so far in the walk of the call being walked (a region's method, from its start)."""
     reads: dict[tuple[int, str], tuple[str, str]] = field(default_factory=dict)
     """(container id, name) of state read on the hot path -> (`file:line`, region) of its first read."""
+    value_reads: dict[tuple[int, str], set[tuple[str, Any]]] = field(default_factory=dict)
+    """(container id, name) -> (`file:line`, code) of every hot read of it, closure cells included; code is the
+    function's whose bare `return name` the read is (its caller may drop it), else None."""
+    dropped_results: set[Any] = field(default_factory=set)
+    """Code objects of functions some hot call drops the result of (`self.bump()` as a statement)."""
+    used_results: set[Any] = field(default_factory=set)
+    """Code objects of functions some hot call (or torch: a region's method, a hook) uses the result of."""
+    dropping: bool = False
+    """The next function visited is called as a statement: its result is dropped."""
     scalar_reads: dict[tuple[str, str, str], dict[int, set[Any]]] = field(default_factory=dict)
     """(region, `file:line`, what) -> region target (module id) -> the Python int/str values read there on `self`."""
     hazards: list[Hazard] = field(default_factory=list)

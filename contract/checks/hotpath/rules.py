@@ -28,7 +28,10 @@ reported. Code that never runs compiled is skipped: under `if not torch.compiler
 `if torch.compiler.is_compiling(): return`. A counter behind Python state that is false now (`if self.training:`
 on a model in eval mode, `if self.log_stats:` with the flag off) is reported as a warning: it is not traced today,
 but recompiles every call once that flag is on. Rewrites that may settle (`max(self.n, seq)`, `self.x or default`)
-are CC302.
+are CC302. Where torch minors were measured to treat a form differently (a `global`/`nonlocal` counter that nothing
+but its own update reads: torch 2.14 and 2.15 leave it unguarded and count right), the installed torch decides: on a
+torch measured not to recompile it is a warning that names the versions that do (topics/hot-path.md, "Per torch
+version"); given the step, the probe's run on the installed torch decides.
 
 ## Why it matters
 Dynamo bakes Python scalars into the graph and guards on their value. A counter changes every call, so every step
@@ -136,6 +139,10 @@ Each is a graph break: the region is split in two graphs with a Python round-tri
 `fullgraph = true` the compile fails; otherwise the region silently loses fusion and exceeds `graph_break_budget`.
 Inside a Python loop (`for layer in self.layers:`, callers included) it is worse, and the finding says so: Dynamo
 does not resume after a break in a loop, it skips the whole frame, and the region runs eager (CC305, CC312 alike).
+
+Where torch minors were measured to differ, the installed torch decides: `random.random()` used as a number in
+arithmetic (`x * random.random()`) no longer breaks on torch 2.14 and 2.15, so there the finding says which versions
+it breaks on (topics/hot-path.md, "Per torch version"); in a condition it breaks on every torch measured.
 
 ## Example
 ```python

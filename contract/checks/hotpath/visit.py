@@ -39,10 +39,13 @@ def visit_callable(
 ) -> None:
     """Visit a function reached on the hot path (or, with a loop walker, from the step), with the object bound as its
     first argument (or None) and what the call site passes."""
+    dropped, state.dropping = state.dropping, False
     fn, owner = callee_of(fn, owner)
     if depth > 40 or state.visits >= MAX_VISITS or not user_code(fn):
         return
     cls = walker
+    if cls.MODE == "hot":
+        (state.dropped_results if dropped else state.used_results).add(fn.__code__)
     call = call or CallArgs()
     key: tuple[Any, ...] = (
         fn.__code__,

@@ -82,6 +82,12 @@ class Walker(Access, Locals, ast.NodeVisitor):
         """Per enclosing undecided `if`: the calls both its arms make (`_calls_in`)."""
         self.in_order = in_order_assignments(src.node)
         """Assignments in the function's own body, outside any block: bound in the order the walk meets them."""
+        self.dropped: ast.Call | None = None
+        """The call of the expression statement walked now (`self.bump()`): its result is dropped."""
+        self.returned: ast.Name | None = None
+        """The bare name of the `return` statement walked now (`return n`), in a function visited on its own."""
+        self.inline = False
+        """Walking a function defined in another one's body (`walk_nested`): its returns are not its own visit's."""
 
     def run(self) -> None:
         """Walk the function's body (a lambda's expression as one statement)."""
@@ -92,7 +98,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
         """`file:line` of a node, for locations."""
         return f"{self.src.file}:{self.src.offset + getattr(node, 'lineno', 0)}"
 
-    def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True) -> None:
+    def hazard(self, kind: str, node: ast.AST, what: str, certain: bool = True, pattern: str = "") -> None:
         """Record one raw hazard at a node (dormant when the walk sits behind a guard)."""
         guard = ", ".join(self.guard.guards) if self.guard else ""
         keys = self.guard.keys if self.guard else frozenset()
@@ -107,6 +113,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
                 guard=guard,
                 note=LOOP_SKIP if in_loop else "",
                 guard_keys=keys,
+                pattern=pattern,
             )
         )
 
@@ -116,12 +123,15 @@ class Walker(Access, Locals, ast.NodeVisitor):
 
     def walk_nested(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A function defined in this body and called here: walk its body with its own locals."""
+        self.state.dropping = False  # what the nested function returns is not followed
         key = (self.env.fn.__code__, node.lineno, id(self.env.owner), self.region, self.guard is None, self.MODE)
         if key in self.state.visited:
             return
         self.state.visited.add(key)
         src = Source(node=node, file=self.src.file, offset=self.src.offset)
-        type(self)(self.state, src, self.env.nested(node), self.region, self.depth + 1, self.guard).run()
+        inner = type(self)(self.state, src, self.env.nested(node), self.region, self.depth + 1, self.guard)
+        inner.inline = True
+        inner.run()
 
     def enter_module(self, module: nn.Module, method: str = "forward", call: CallArgs | None = None) -> None:
         """Follow a submodule (or one of its methods) called from here; torch's containers call their children in
@@ -146,6 +156,7 @@ class Walker(Access, Locals, ast.NodeVisitor):
 
     def note_read(self, key: tuple[int, str], node: ast.AST) -> None:
         """Remember state read on the hot path (the loop walker reads nothing hot)."""
+        self.note_value_read(key, node)
         self.state.reads.setdefault(key, (self.where(node), self.region))
         self.state.call_reads.add(key)
         if self.guard is None:
@@ -420,8 +431,28 @@ class Walker(Access, Locals, ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load) and node.id not in self.env.local:
-            if node.id in self.env.fn.__globals__:
+            cells = dict(zip(self.env.fn.__code__.co_freevars, self.env.fn.__closure__ or (), strict=False))
+            if node.id in cells:
+                self.note_value_read((id(cells[node.id]), "cell_contents"), node)
+            elif node.id in self.env.fn.__globals__:
                 self.note_read((id(self.env.fn.__globals__), node.id), node)
+
+    def note_value_read(self, key: tuple[int, str], node: ast.AST) -> None:
+        """Remember where the hot path reads a value (a counter read only by its own update, or returned to a caller
+        that drops it, is left unguarded by some torch minors: `versions`)."""
+        returned = self.env.fn.__code__ if node is self.returned else None
+        self.state.value_reads.setdefault(key, set()).add((self.where(node), returned))
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        """An expression statement: a call's result is dropped (`self.bump()`)."""
+        self.dropped = node.value if isinstance(node.value, ast.Call) else None
+        self.generic_visit(node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        """`return n` hands `n` to the caller, which may drop it."""
+        self.returned = node.value if isinstance(node.value, ast.Name) and not self.inline else None
+        self.generic_visit(node)
+        self.returned = None
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         container = resolve(self.env, node.value)
@@ -452,10 +483,12 @@ class Walker(Access, Locals, ast.NodeVisitor):
         shown = ast.unparse(node) if self.both_arms else ""
         both = min(sum(shown in arms for arms in self.both_arms), self.state.branches)
         self.state.branches -= both  # a call both arms of an undecided test make runs either way
+        self.state.dropping = node is self.dropped
         try:
             calls.on_call(self, node)
         finally:
             self.state.branches += both
+            self.state.dropping = False
         self.generic_visit(node)
 
     def _test(self, test: ast.expr) -> None:

@@ -201,11 +201,15 @@ def skipped_frames(before: list[object]) -> int:
     )
 
 
+def torch_minor() -> str:
+    """The installed torch's minor (`2.15.0+cu132` -> `2.15`): behaviour is recorded per torch minor."""
+    return ".".join(torch.__version__.split("+")[0].split(".")[:2])
+
+
 def expected(case: ModuleType) -> dict[str, int] | str:
     """OBSERVED, or the per-torch override: the counts, or the name of the error compiling raises on that torch."""
-    minor = ".".join(torch.__version__.split("+")[0].split(".")[:2])
     overrides = getattr(case, "OBSERVED_BY_TORCH", {})
-    return overrides.get(minor, case.OBSERVED)
+    return overrides.get(torch_minor(), case.OBSERVED)
 
 
 def misbehaves(observed: dict[str, int], frames: int) -> bool:
@@ -246,7 +250,7 @@ def test_observed_behaviour(corpus: str, name: str) -> None:
     observed = measure(case)
     assert observed == expected(case)
     frames = getattr(case, "FRAMES", 1)
-    if case.LABEL is None:  # labelled on torch 2.13: an older torch may still break there (OBSERVED_BY_TORCH)
+    if case.LABEL is None:  # labelled on torch 2.13: another torch may still break there (OBSERVED_BY_TORCH)
         clean = {"compiles_over_8_steps": frames, "graph_breaks": 0}
         assert case.OBSERVED == clean, "a clean case compiles each frame once"
     elif not hasattr(case, "LATENT"):

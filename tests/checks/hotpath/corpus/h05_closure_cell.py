@@ -10,8 +10,8 @@ LABEL = 'counter'
 """Ground truth: the hazard kind, or None for a clean look-alike."""
 OBSERVED = {"compiles_over_8_steps": 8, "graph_breaks": 0}
 """Measured under real torch.compile (backend eager, 8 steps); verified by tests/checks/hotpath/test_corpus.py."""
-OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 1, "graph_breaks": 0}}
-"""Measured on torch 2.11.0 (the GPU machines), where it differs from 2.13; verified there by the same test."""
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 1, "graph_breaks": 0}, "2.14": {"compiles_over_8_steps": 1, "graph_breaks": 0}, "2.15": {"compiles_over_8_steps": 1, "graph_breaks": 0}}  # 2.14, 2.15 measured on the CPU-only machine (2.14.1+cu130, 2.15.0+cu132)
+"""Measured per torch minor where it differs from 2.13 (2.11 on the GPU machines, the others on the CPU-only one); verified by the same test."""
 
 def make_bump():
     n = 0

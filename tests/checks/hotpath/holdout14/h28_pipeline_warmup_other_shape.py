@@ -7,7 +7,7 @@ from torch import nn
 LABEL = "shape"
 SOURCE = "https://github.com/huggingface/optimum-intel/pull/1189"
 OBSERVED = {"compiles_over_8_steps": 2, "graph_breaks": 0}
-OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 6, "graph_breaks": 2}}  # measured on torch 2.11.0+cu130 (CPU tensors)
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 6, "graph_breaks": 2}, "2.12": {"compiles_over_8_steps": 6, "graph_breaks": 2}}  # 2.11: measured on torch 2.11.0+cu130 (CPU tensors); 2.12 measured on the CPU-only machine (2.12.1+cu130)
 
 
 class BertForSequenceClassification(nn.Module):

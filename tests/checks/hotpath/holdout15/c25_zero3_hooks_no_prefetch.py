@@ -9,6 +9,7 @@ from tests.checks.hotpath.holdout15._helpers_c import gather_params, partition_p
 LABEL = None
 SOURCE = "https://github.com/deepspeedai/DeepSpeed/pull/7951"
 OBSERVED = {"compiles_over_8_steps": 1, "graph_breaks": 0}
+OBSERVED_BY_TORCH = {"2.15": {"compiles_over_8_steps": 5, "graph_breaks": 3}}  # 2.15 measured on the CPU-only machine (2.15.0+cu132)
 
 
 class Block(nn.Module):

@@ -7,7 +7,7 @@ from torch import nn
 LABEL = "graph-break"
 SOURCE = "https://github.com/city96/ComfyUI-GGUF/pull/243"
 OBSERVED = {"compiles_over_8_steps": 8, "graph_breaks": 5}
-OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 9, "graph_breaks": 6}}  # measured on torch 2.11.0+cu130 (CPU tensors)
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 9, "graph_breaks": 6}, "2.12": {"compiles_over_8_steps": 9, "graph_breaks": 6}}  # 2.11: measured on torch 2.11.0+cu130 (CPU tensors); 2.12 measured on the CPU-only machine (2.12.1+cu130)
 
 TORCH_COMPATIBLE_QTYPES = {"F32", "F16", "BF16"}
 

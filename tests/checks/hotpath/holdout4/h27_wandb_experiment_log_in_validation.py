@@ -9,7 +9,7 @@ from tests.checks.hotpath.holdout4 import _helpers_b
 LABEL = "library-object"
 SOURCE = "https://github.com/Lightning-AI/pytorch-lightning/issues/17214"
 OBSERVED = {"compiles_over_8_steps": 4, "graph_breaks": 4}
-OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 4, "graph_breaks": 2}}  # measured on the H100 machine
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 4, "graph_breaks": 3}, "2.12": {"compiles_over_8_steps": 4, "graph_breaks": 3}}  # 2.12 measured on the CPU-only machine (2.12.1+cu130); 2.11 re-measured on the CPU-only machine, 2.11.0+cu130 (the earlier record: 4 compiles, 2 breaks)
 
 
 class Classifier(nn.Module):

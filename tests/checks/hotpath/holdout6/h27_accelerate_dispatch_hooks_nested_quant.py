@@ -15,6 +15,7 @@ from tests.checks.hotpath.holdout6._helpers_b import AlignDevicesHook, add_hook_
 LABEL = "hook"
 SOURCE = "https://github.com/huggingface/accelerate/issues/3415"
 OBSERVED = {"compiles_over_8_steps": 6, "graph_breaks": 0}
+OBSERVED_BY_TORCH = {"2.14": {"compiles_over_8_steps": 2, "graph_breaks": 0}, "2.15": {"compiles_over_8_steps": 2, "graph_breaks": 0}}  # 2.14, 2.15 measured on the CPU-only machine (2.14.1+cu130, 2.15.0+cu132)
 REGION = "model.layers.*.mlp.*"
 
 

@@ -9,7 +9,7 @@ from tests.checks.hotpath.holdout7 import _helpers_c as arch_info
 LABEL = "helper-module"
 SOURCE = "https://github.com/ROCm/aiter/pull/2688"
 OBSERVED = {"compiles_over_8_steps": 12, "graph_breaks": 4}
-OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 13, "graph_breaks": 12}}  # measured on the H100 machine
+OBSERVED_BY_TORCH = {"2.11": {"compiles_over_8_steps": 13, "graph_breaks": 12}, "2.12": {"compiles_over_8_steps": 6, "graph_breaks": 5}}  # 2.11: measured on the H100 machine; 2.12 measured on the CPU-only machine (2.12.1+cu130)
 
 _GEMM_CONFIGS = {"gfx942": {"BLOCK_K": 4}, "gfx950": {"BLOCK_K": 8}}
 

@@ -8,6 +8,7 @@ from torch.distributed._functional_collectives import AsyncCollectiveTensor
 LABEL = "subclass"
 SOURCE = "https://github.com/pytorch/pytorch/issues/187073"
 OBSERVED = {"compiles_over_8_steps": 2, "graph_breaks": 0}
+OBSERVED_BY_TORCH = {"2.14": {"compiles_over_8_steps": 1, "graph_breaks": 0}, "2.15": {"compiles_over_8_steps": 1, "graph_breaks": 0}}  # 2.14, 2.15 measured on the CPU-only machine (2.14.1+cu130, 2.15.0+cu132)
 
 
 class TransformerBlock(nn.Module):

@@ -9,7 +9,7 @@ from tests.checks.hotpath.holdout8._helpers_b import GGUFLinear, load_q8_0
 LABEL = "tensor-subclass"
 SOURCE = "https://github.com/huggingface/diffusers/issues/10795"
 OBSERVED = {"compiles_over_8_steps": 14, "graph_breaks": 5}
-OBSERVED_BY_TORCH = {"2.11": "InternalTorchDynamoError"}  # compiling fails on torch 2.11 (H100 machine)
+OBSERVED_BY_TORCH = {"2.11": "InternalTorchDynamoError", "2.14": "InternalTorchDynamoError"}  # 2.11: compiling fails on torch 2.11 (H100 machine); 2.14 measured on the CPU-only machine (2.14.1+cu130)
 
 
 class AuraFlowBlock(nn.Module):

@@ -9,6 +9,7 @@ from tests.checks.hotpath.holdout9._helpers_c import PartitionedParameterCoordin
 LABEL = "hook"
 SOURCE = "https://github.com/deepspeedai/DeepSpeed/pull/8328"
 OBSERVED = {"compiles_over_8_steps": 8, "graph_breaks": 0}
+OBSERVED_BY_TORCH = {"2.14": "TorchRuntimeError", "2.15": {"compiles_over_8_steps": 8, "graph_breaks": 7}}  # 2.14, 2.15 measured on the CPU-only machine (2.14.1+cu130, 2.15.0+cu132)
 
 
 class MLP(nn.Module):

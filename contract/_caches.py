@@ -391,3 +391,62 @@ def _exception(record: logging.LogRecord) -> str:
     exc = record.exc_info[1] if record.exc_info else None
     text = f"{type(exc).__name__}: {exc}" if exc is not None else record.getMessage()
     return " ".join(text.split())[:300]
+
+
+# C++ kernels on CPU (the kernel pack, `monitor.kernels`): Inductor's C++ code caches (`CppCodeCache`,
+# `CppPythonBindingsCodeCache`, `CppWrapperCodeCache` in torch/_inductor/codecache.py; private, read in 2.11.0,
+# 2.12.1, 2.13.0, 2.14.1 and 2.15.0, same in all five) key a kernel by `code_hash(source, extra=<the other source> +
+# <the full g++ command line>)` and build `<cache_dir>/<key[1:3]>/<key>[.main].so` only when that file does not exist
+# (`_worker_compile_cpp`, under the file lock `<cache_dir>/locks/<key>.lock`); a found .so is dlopened as is. The
+# command line holds the compiler's name, the ISA flags `pick_vec_isa()` chose (`-mavx512f ... -D
+# CPU_CAPABILITY_AVX512`), the include dirs of torch and Python, and the literal `-march=native`: the key does NOT
+# hold torch's version, the compiler's version or the CPU model `-march=native` resolves to, so the pack records
+# those itself and is installed only where they match (`contract.checks.warm.kernels`). The ISA probes
+# (`cpu_vec_isa.VecISA.check_build`, `<key[1:3]>/<key>.so` too) are keyed by compiler version, ISA flags and torch
+# version, and each is dlopened in a subprocess before it is trusted. Every process knows the kernels it loaded: the
+# caches' class-level `cache` dicts (key -> loader), filled when a compiled graph's module is loaded, whether the
+# graph was compiled, read from the FX cache or installed by a precompiled entry.
+_CPP_CACHES = ("CppCodeCache", "CppPythonBindingsCodeCache", "CppWrapperCodeCache")
+
+
+def cpp_kernel_keys() -> set[str]:
+    """Keys of the C++ libraries this process's Inductor loaded (empty when Inductor's codecache is not imported)."""
+    codecache = sys.modules.get("torch._inductor.codecache")
+    keys: set[str] = set()
+    for name in _CPP_CACHES:
+        cache = getattr(getattr(codecache, name, None), "cache", None)
+        if isinstance(cache, dict):
+            keys.update(str(k) for k in cache)
+    return keys
+
+
+def isa_probe_sources() -> set[str]:
+    """The C++ sources Inductor's ISA check compiles and dlopens (`VecISA` subclasses' `_*_code`), stripped."""
+    try:
+        from torch._inductor import cpu_vec_isa
+    except ImportError:  # a torch without Inductor's CPU backend: no probes
+        return set()
+    found: set[str] = set()
+    for cls in [cpu_vec_isa.VecISA, *_subclasses(cpu_vec_isa.VecISA)]:
+        for name, value in vars(cls).items():
+            if name.endswith("_code") and isinstance(value, str):
+                found.add(value.strip())
+    return found
+
+
+def _subclasses(cls: type) -> list[type]:
+    out: list[type] = []
+    subs: list[type] = cls.__subclasses__()
+    for sub in subs:
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
+def cpp_compiler_version() -> str | None:
+    """The C++ compiler Inductor builds kernels with and its version (`g++ -v`, one line), None when none answers."""
+    try:
+        from torch._inductor.cpp_builder import get_compiler_version_info, get_cpp_compiler
+
+        return " ".join(get_compiler_version_info(get_cpp_compiler()).split())[-300:] or None
+    except Exception:  # no compiler on this host: it builds nothing either
+        return None

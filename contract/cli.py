@@ -338,6 +338,12 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
     )
     if result.precompile is not None:
         print(_precompile_line(result.precompile))
+    if result.kernels is not None:
+        k = result.kernels
+        print(
+            f"kernels: {n_of(len(k['files']), 'C++ kernel')} packed in {k['path']} ({k['bytes']} bytes): enforce "
+            "installs them into the cache dir, so a CPU host with an empty cache builds none"
+        )
     if result.artifacts:
         _pinned(args, contract, result.artifacts["sha256"])
     elif args.pin:

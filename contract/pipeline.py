@@ -21,7 +21,7 @@ from contract.checks.cache.rules import RULES as CACHE_RULES
 from contract.checks.context import env_at_import
 from contract.checks.settings.check import check_tested_torch, check_torch_version
 from contract.checks.settings.rules import TORCH_VERSION, UNTESTED_TORCH
-from contract.checks.warm import artifacts
+from contract.checks.warm import artifacts, kernels
 from contract.checks.warm import check as warm
 from contract.checks.warm.rules import RULES as WARM_RULES
 from contract.document.load import Contract, load
@@ -144,6 +144,8 @@ def enforce(
         local = finalize(findings, None, strict=strict)
         raise ContractViolation(agree(job_ranks(None, group), None, local, env_at_import()), path)
     found = inspect_artifacts(contract, strict=strict)  # read and checked once: what loads is what the checks judge
+    pack = kernels.inspect(contract)  # the C++ kernels, in the cache dir before anything compiles (CPU)
+    kernels.install_into_cache(pack)
     precompile = artifacts.precompile_wanted(contract, found)
     findings += artifacts.load(contract, found=found)
     model, step_fn, unbuilt = _resolve_refs(contract, model, step)
@@ -156,7 +158,7 @@ def enforce(
             step=step_fn,
             strict=strict,
             group=group,
-            evidence={ARTIFACTS: replace(found, data=None)},
+            evidence={ARTIFACTS: replace(found, data=None), kernels.EVIDENCE: replace(pack, files=None)},
         )
     if binding is None or has_errors(findings):
         raise ContractViolation(findings, path)

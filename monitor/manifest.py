@@ -119,6 +119,11 @@ class Manifest:
         return self.data.get("artifacts")
 
     @property
+    def kernels(self) -> dict[str, Any] | None:
+        """The kernel pack `warm` wrote on CPU (path, bytes, sha256, files, host), or None."""
+        return self.data.get("kernels")
+
+    @property
     def precompile(self) -> dict[str, Any] | None:
         """The warm run's precompile verdict (`verified`, `torch`, `reason`, ...), None when it made none."""
         return self.data.get("precompile")
@@ -227,6 +232,9 @@ def _validate(data: Any) -> None:
         _expect(data["precompile"], dict, "precompile")
         if not isinstance(data["precompile"].get("verified"), bool):
             raise ManifestError("precompile.verified: expected true or false")
+    if data.get("kernels") is not None:
+        _expect(data["kernels"], dict, "kernels")
+        _expect(data["kernels"].get("files"), dict, "kernels.files")
     _expect(data.get("regions"), dict, "regions")
     for name, region in data["regions"].items():
         _expect(region, dict, f"regions.{name}")

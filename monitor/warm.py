@@ -53,6 +53,8 @@ class WarmResult:
     """Inductor caches that were off during the run (their keys could not be recorded)."""
     precompile: dict[str, Any] | None = None
     """The precompile verdict written into the manifest (`verified`, `torch`, `reason`, ...), None: not tried."""
+    kernels: dict[str, Any] | None = None
+    """The C++ kernel pack written beside the artifacts on CPU (path, bytes, sha256, files, host), None: none."""
 
 
 def cache_dir_env(contract: Contract, environ: dict[str, str] | Any = os.environ) -> None:
@@ -102,7 +104,8 @@ def run(
     if saved is not None and refs is not None:
         compiled = {n for n in wanted if snap[n]["compiles"]}
         verdict, saved = _precompiled(binding, step, done, refs, seconds, compiled, saved, on=precompile)
-    data = build(binding, regions, shared, saved, verdict)
+    kernels = _kernels(contract) if saved is not None else None
+    data = build(binding, regions, shared, saved, verdict, kernels)
     path = contract.resolve_path(contract.cache.manifest)
     mf.write(path, data)
     manifest = mf.Manifest(data, path)
@@ -117,7 +120,16 @@ def run(
         artifacts=saved,
         caches_off=[c for c in ("fx_graph_cache", "autograd_cache") if not data["cache"][c]],
         precompile=verdict,
+        kernels=kernels,
     )
+
+
+def _kernels(contract: Contract) -> dict[str, Any] | None:
+    """The C++ kernels this run loaded, packed beside `[cache] artifacts` (`monitor.kernels`; CPU only)."""
+    from contract import _caches
+    from monitor import kernels
+
+    return kernels.save(contract, _caches.inductor_cache_dir(), _write_atomic)
 
 
 def _precompiled(
@@ -164,6 +176,7 @@ def build(
     shared: dict[str, Any],
     saved: dict[str, Any] | None,
     precompile: dict[str, Any] | None = None,
+    kernels: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest's JSON data (field reference: docs/topics/warm-starts.md, "Warm manifest")."""
     from contract import _caches
@@ -187,6 +200,7 @@ def build(
         "pgo": _caches.pgo_state(),
         "artifacts": saved,
         "precompile": precompile,
+        "kernels": kernels,
         "components": shared,
         "regions": {
             name: {**hashes[name], "instances": regions.get(name, {})}

@@ -20,7 +20,6 @@ import pytest
 
 from contract.checks.warm import kernels
 from contract.document.load import load
-from tests.checks.cache.conftest import unix_group  # noqa: F401  (a real group with real members)
 from tests.checks.warm.test_precompile import CLI, engine, named, run, warm
 
 pytestmark = pytest.mark.slow

@@ -6,9 +6,11 @@ decoder layer; `whole`: one region for the whole decoder), it runs `compile-cont
 `--no-precompile`: the plain artifacts; once as is: the precompiled bundle if its verification held, and the verdict),
 then engine starts through `contract.enforce()` + the monitor + one step: **cold** (no artifacts), **artifacts** (the
 plain ones), **precompile** (the bundle; enforce switches torch's caching_precompile on where the manifest verified
-it). On CPU two more rows, **artifacts+kernels** and **precompile+kernels**, copy the warm run's compiled C++ kernels
-(the cache dir's content-addressed `<2 chars>/` folders: torch's artifacts carry none on CPU) into the empty dir first,
-what a CPU fleet ships with its artifacts. Per start: compile seconds (the monitor's Dynamo compile seconds plus, for a
+it). On CPU both warm runs also write the kernel pack (`<artifacts>.kernels`: the C++ kernels torch's artifacts do
+not carry) and the artifacts and precompile starts get their kernels from it through enforce, as a CPU fleet would:
+the bench copies nothing into the empty cache dirs. Inductor's precompiled header lives outside the cache dir
+(`/tmp/torchinductor_<user>/precompiled_headers`) and is shared by every row, cold included. Per start: compile
+seconds (the monitor's Dynamo compile seconds plus, for a
 precompile hit, the `torch.compile()` wrap that read and installed the entry: the `first_compile` seconds) and process
 start to the end of the first step, with cold / this ratios (goals: compile seconds >= 10x lower, first step >= 2x).
 Run: `python bench/bench_precompile.py [--model demo|llama|all] [--granularity layers|whole|all] [--step infer|train]
@@ -202,14 +204,10 @@ def _run_cmd(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
     return out
 
 
-def start(args: argparse.Namespace, contract: Path, cache: Path, kernels: Path | None = None) -> dict[str, Any]:
-    """One engine start in a fresh process with an empty cache dir (plus a warm run's C++ kernels, if given)."""
+def start(args: argparse.Namespace, contract: Path, cache: Path) -> dict[str, Any]:
+    """One engine start in a fresh process with an empty cache dir (enforce installs the kernel pack, if any)."""
     shutil.rmtree(cache, ignore_errors=True)
-    cache.mkdir(parents=True)
-    if kernels is not None:
-        for sub in kernels.iterdir():
-            if sub.is_dir() and len(sub.name) == 2:
-                shutil.copytree(sub, cache / sub.name)
+    cache.mkdir(parents=True, mode=0o700)
     t0 = time.perf_counter()
     out = _run_cmd([sys.executable, __file__, "--child", str(contract)], _env(args, cache))
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -229,25 +227,26 @@ def bench_config(args: argparse.Namespace, key: tuple[str, str], root: Path) -> 
     _run_cmd([CLI, "warm", str(_contract(site, key, "pc", "warm-pc", "pc.bin"))], _env(args, site / "warm-pc"))
     pc_s = time.perf_counter() - t0
     verdict = json.loads((site / "pc.json").read_text())["precompile"]
-    kernels = site / "warm-plain" if args.device == "cpu" else None
     starts = {
         "cold": start(args, _contract(site, key, "plain", "run", None), site / "run"),
         "artifacts": start(args, _contract(site, key, "plain", "run", "plain.bin"), site / "run"),
         "precompile": start(args, _contract(site, key, "pc", "run", "pc.bin"), site / "run"),
     }
-    if kernels is not None:
-        starts["artifacts+kernels"] = start(
-            args, _contract(site, key, "plain", "run", "plain.bin"), site / "run", kernels
-        )
-        starts["precompile+kernels"] = start(args, _contract(site, key, "pc", "run", "pc.bin"), site / "run", kernels)
     return {
         "model": key[0],
         "granularity": key[1],
         "warm_plain_s": plain_s,
         "warm_precompile_s": pc_s,
         "verdict": {k: verdict.get(k) for k in ("verified", "torch", "reason")},
+        "kernels": {n: _kernels(site / f"{n}.json") for n in ("plain", "pc")},
         "starts": starts,
     }
+
+
+def _kernels(manifest: Path) -> str:
+    """The manifest's kernel pack in a few words (`8 files, 55745 bytes`), `none` without one."""
+    pack = json.loads(manifest.read_text()).get("kernels")
+    return f"{len(pack['files'])} files, {pack['bytes']} bytes" if pack else "none"
 
 
 def report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
@@ -277,7 +276,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
         said = "verified" if v["verified"] else f"not used: {v['reason']}"
         print(
             f"{r['model']:<6} {r['granularity']:<7} precompile {said} (torch {v['torch']}); warm runs "
-            f"{r['warm_plain_s']:.1f} s plain, {r['warm_precompile_s']:.1f} s with the bundle and its verification"
+            f"{r['warm_plain_s']:.1f} s plain, {r['warm_precompile_s']:.1f} s with the bundle and its verification; "
+            f"kernel packs: {r['kernels']['plain']} (plain), {r['kernels']['pc']} (bundle)"
         )
     print(json.dumps(results))
 

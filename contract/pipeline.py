@@ -145,7 +145,7 @@ def enforce(
         raise ContractViolation(agree(job_ranks(None, group), None, local, env_at_import()), path)
     found = inspect_artifacts(contract, strict=strict)  # read and checked once: what loads is what the checks judge
     pack = kernels.inspect(contract)  # the C++ kernels, in the cache dir before anything compiles (CPU)
-    kernels.install_into_cache(pack)
+    kernels.install_into_cache(contract, pack)
     precompile = artifacts.precompile_wanted(contract, found)
     findings += artifacts.load(contract, found=found)
     model, step_fn, unbuilt = _resolve_refs(contract, model, step)

@@ -206,15 +206,18 @@ def install(pack: Pack, cache_dir: str | Path) -> tuple[int, int]:
     return written, kept
 
 
-def install_into_cache(pack: Pack) -> tuple[int, int]:
-    """`install` into the cache dir torch uses now, unless others could write it (CC207 reports that: nothing is
-    added to a dir that is not the job's)."""
+def install_into_cache(contract: Any, pack: Pack) -> tuple[int, int]:
+    """`install` into the cache dir torch uses now, unless it is not `[cache] dir` (CC201) or others could write it
+    (CC207): those checks refuse the start, and nothing is added to a dir that is not the job's."""
     if not pack.files:
         return 0, 0
     from contract import _caches
     from contract.checks.cache.security import insecure as insecure_dir
 
     cache_dir = _caches.inductor_cache_dir()
+    wanted = contract.resolve_path(contract.cache.dir) if contract.cache.dir else None
+    if wanted is not None and os.path.realpath(wanted) != os.path.realpath(cache_dir):
+        return 0, 0
     if os.path.exists(cache_dir) and insecure_dir(cache_dir):
         return 0, 0
     return install(pack, cache_dir)

@@ -27,6 +27,7 @@ import re
 import stat
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,7 @@ def unpack(data: bytes, recorded: dict[str, Any]) -> tuple[dict[str, bytes], str
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             return _members(zf, recorded.get("files") or {})
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, RuntimeError, ValueError, zlib.error) as exc:
         return {}, f"it is not a readable zip ({' '.join(str(exc).split())[:120]})"
 
 

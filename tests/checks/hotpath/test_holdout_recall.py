@@ -22,7 +22,8 @@ from contract.checks.hotpath.check import accepted_breaks
 from contract.checks.hotpath.model import SIZES
 from contract.checks.hotpath.scan import scan
 from contract.pipeline import check
-from tests.checks.hotpath.test_holdout_behaviour import case_names, expected, load_case, misbehaves
+from tests.checks.hotpath.test_corpus import clean_here
+from tests.checks.hotpath.test_holdout_behaviour import case_names, expected, load_case, misbehaves, torch_minor
 
 STEPS = 8
 MODES = ("static_without_step", "static_with_step", "scan_and_probe")
@@ -78,6 +79,7 @@ def measure(corpus: str, tmp_path: Path) -> dict[str, object]:
     names = [n for n in case_names(corpus) if available(corpus, n)]
     hazards = [n for n in names if hazard_here(load_case(n, corpus))]
     clean = [n for n in names if not hazard_here(load_case(n, corpus))]
+    here = {n for n in names if clean_here(f"{corpus}/{n}", load_case(n, corpus), expected(load_case(n, corpus)))}
     modes = dict(zip(MODES, ((False, False), (False, True), (True, True)), strict=True))
     out: dict[str, object] = {"cases": len(names), "hazards": len(hazards), "clean": len(clean)}
     by_mode: dict[str, dict[str, list]] = {}
@@ -92,6 +94,9 @@ def measure(corpus: str, tmp_path: Path) -> dict[str, object]:
         out[f"{mode}_missed"] = sorted(set(hazards) - set(found))
         out[f"{mode}_clean_flagged"] = sorted(n for n in clean if seen[n])
         out[f"{mode}_clean_errors"] = sorted(n for n in clean if any(f.severity == "error" for f in seen[n]))
+        out[f"{mode}_errors_where_clean_on_this_torch"] = sorted(
+            n for n in hazards if n in here and any(f.severity == "error" for f in seen[n])
+        )
     return out
 
 
@@ -161,6 +166,39 @@ FLOORS = {
 }
 
 
+_CLEAN_FROM_2_14 = {
+    # h48 (an FSDP/TP async collective tensor) compiles once on torch 2.14 and 2.15: nothing for the probe to see
+    "holdout7": Floors((0.48, 0.74, 0.968), (frozenset({"c06_probe_feature_bank_consumed"}), frozenset(), frozenset())),
+    # h31 (Keras' SDPA flash probe) compiles once without a break on 2.14 and 2.15: the probe rightly sees nothing
+    "holdout10": Floors((0.45, 0.87, 0.97)),
+    # h05 (FlopCounterMode around the first call) is compiled on 2.14 and 2.15, once: no never-compiled region (CC409)
+    "holdout11": Floors((0.48, 0.69, 0.97)),
+    # h09 (a KV-cache tensor reassigned) compiles once on 2.14 and 2.15
+    "holdout12": Floors((0.33, 0.45, 0.97)),
+}
+"""Hazards labelled on the torch versions that misbehave which compile once on a newer torch: still counted as
+hazards (a label says what the code does on the torch that misbehaves), so the probe, measuring the installed torch,
+misses them there: a case that is clean on this torch, not a miss of the checker."""
+
+FLOORS_BY_TORCH: dict[str, dict[str, Floors]] = {
+    "2.14": _CLEAN_FROM_2_14,
+    "2.15": {
+        **_CLEAN_FROM_2_14,
+        # c25 (ZeRO-3 gather/release hooks, no prefetch) is clean on 2.13 and breaks the graph on 2.15, a hazard there
+        # the scan does not read (the probe's CC403 names it): one more hazard, none more found without the probe
+        "holdout15": Floors((0.39, 0.65, 0.99)),
+    },
+}
+"""Floors measured on another torch minor where they differ from `FLOORS` (torch 2.13's): the same scan, but the
+corpus behaves differently there (`OBSERVED_BY_TORCH`), so the probe has other recompiles to see. Never a floor lowered
+for a change of the checker."""
+
+
+def floors(corpus: str, minor: str | None = None) -> Floors:
+    """The floors of one corpus on a torch minor (default: the installed one)."""
+    return FLOORS_BY_TORCH.get(minor or torch_minor(), {}).get(corpus, FLOORS[corpus])
+
+
 class _Recall:
     """The floors of some corpora. The corpora are split over two classes so that `--dist loadscope` (scripts/test.sh)
     measures them on two workers: together they take about a quarter of the suite's CPU (3 minutes on one quiet core,
@@ -173,9 +211,10 @@ class _Recall:
         figures = measure(corpus, tmp_path)
         with capsys.disabled():
             print("\n" + "\n".join(f"{corpus} {k}: {v}" for k, v in figures.items()))
-        floors = FLOORS[corpus]
-        for mode, recall, warned in zip(MODES, floors.recall, floors.warned, strict=True):
+        floor = floors(corpus)
+        for mode, recall, warned in zip(MODES, floor.recall, floor.warned, strict=True):
             assert figures[f"{mode}_clean_errors"] == [], mode
+            assert figures[f"{mode}_errors_where_clean_on_this_torch"] == [], mode
             assert set(figures[f"{mode}_clean_flagged"]) <= warned, mode
             assert figures[f"{mode}_recall"] >= recall, mode
 
@@ -191,3 +230,13 @@ class TestLaterCorpora(_Recall):
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.cls is not None and issubclass(metafunc.cls, _Recall):
         metafunc.parametrize("corpus", metafunc.cls.CORPORA)
+
+
+def test_floors_on_another_torch_leave_2_13_s_alone_and_never_allow_more_warned_clean_cases() -> None:
+    """Per-torch floors are what that torch measured: torch 2.13's floors are `FLOORS`, and no torch tolerates a
+    warning on a clean look-alike that 2.13 does not (errors on one are refused everywhere)."""
+    assert "2.13" not in FLOORS_BY_TORCH
+    for minor, by_corpus in FLOORS_BY_TORCH.items():
+        for corpus, floor in by_corpus.items():
+            assert floors(corpus, minor) is floor and floors(corpus, "2.13") is FLOORS[corpus]
+            assert all(w <= base for w, base in zip(floor.warned, FLOORS[corpus].warned, strict=True)), corpus

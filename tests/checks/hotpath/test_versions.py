@@ -15,7 +15,10 @@ from contract.checks.hotpath.versions import BREAKS, CLEAN, RECOMPILES, STALE, P
 from tests.checks.hotpath import test_corpus, test_holdout_behaviour, test_holdout_recall
 
 MEASUREMENTS = [
-    (name, minor, seen) for name, pattern in versions.PATTERNS.items() for minor, seen in pattern.seen.items()
+    (name, minor, seen.effect, case)
+    for name, pattern in versions.PATTERNS.items()
+    for minor, seen in pattern.seen.items()
+    for case in seen.cases
 ]
 
 
@@ -33,15 +36,15 @@ def recorded_on(case: ModuleType, minor: tuple[int, int]) -> dict[str, int]:
 
 
 @pytest.mark.parametrize(
-    ("name", "minor", "seen"), MEASUREMENTS, ids=[f"{n}-{m[0]}.{m[1]}" for n, m, _ in MEASUREMENTS]
+    ("name", "minor", "effect", "spec"), MEASUREMENTS, ids=[f"{n}-{m[0]}.{m[1]}-{c}" for n, m, _, c in MEASUREMENTS]
 )
-def test_each_measurement_is_what_its_case_records_on_that_torch(name: str, minor, seen: Seen) -> None:
-    case = case_of(seen.case)
+def test_each_measurement_is_what_its_case_records_on_that_torch(name: str, minor, effect: str, spec: str) -> None:
+    case = case_of(spec)
     counts = recorded_on(case, minor)
     frames = getattr(case, "FRAMES", 1)
-    if seen.effect == RECOMPILES:
+    if effect == RECOMPILES:
         assert counts["compiles_over_8_steps"] > frames, counts
-    elif seen.effect == BREAKS:
+    elif effect == BREAKS:
         assert counts["graph_breaks"] > 0, counts
     else:  # clean, or stale: one compile either way (stale is the value the compiled code writes: README)
         assert counts == {"compiles_over_8_steps": frames, "graph_breaks": 0}, counts
@@ -57,7 +60,7 @@ SYNTHETIC = Pattern(
     rule="CC301",
     shown="x",
     clean="torch {minor} leaves it alone",
-    seen={(2, 11): Seen(STALE, "c"), (2, 13): Seen(RECOMPILES, "c"), (2, 15): Seen(CLEAN, "c")},
+    seen={(2, 11): Seen(STALE, ("c",)), (2, 13): Seen(RECOMPILES, ("c",)), (2, 15): Seen(CLEAN, ("c",))},
 )
 
 
@@ -91,7 +94,7 @@ def test_a_finding_is_an_error_where_measured_to_misbehave_and_a_warning_naming_
 
 
 def test_a_pattern_measured_harmless_on_every_torch_is_not_reported(monkeypatch) -> None:
-    harmless = Pattern(rule="CC304", shown="x", clean="", seen={(2, 13): Seen(CLEAN, "c")})
+    harmless = Pattern(rule="CC304", shown="x", clean="", seen={(2, 13): Seen(CLEAN, ("c",))})
     monkeypatch.setitem(versions.PATTERNS, "harmless", harmless)
     assert not versions.verdict("harmless", (2, 13)).report
 

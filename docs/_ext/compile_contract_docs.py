@@ -7,7 +7,8 @@ the page shows the prose around it). Before MyST parses the page, the marker is 
 - `rules`: the rule records joined in `contract/report/catalog.py` (code, name, severity, documentation);
 - `cli-synopsis`, `cli-command NAME`: the argparse parser of `contract/cli.py`;
 - `metrics`: the families the exporter emits (`monitor/exporter.py`), read from a real collector;
-- `runbooks`: every `ops/runbooks/*.md`, headings one level down.
+- `runbooks`: every `ops/runbooks/*.md`, headings one level down;
+- `torch-versions`: the hot-path patterns measured per torch minor (`contract/checks/hotpath/versions.py`).
 
 A schema table, a subcommand or a rule range with no place in the docs is a build warning (an error under `-W`).
 """
@@ -185,6 +186,26 @@ def rule_ranges() -> set[str]:
     from contract.report.catalog import RULES
 
     return {r.code[2] for r in RULES}
+
+
+def torch_versions() -> str:
+    """The hot-path patterns measured per torch minor (`contract/checks/hotpath/versions.py`): one row per pattern,
+    one column per measured minor, each cell the effect and the corpus case that shows it."""
+    from contract.checks.hotpath.versions import ALL_MINORS, PATTERNS
+
+    header = ["pattern", "rule", *(f"torch {m[0]}.{m[1]}" for m in ALL_MINORS)]
+    rows = []
+    for name, pattern in PATTERNS.items():
+        cells = [pattern.seen.get(m) for m in ALL_MINORS]
+        shown = [_seen(s) if s else "not measured" for s in cells]
+        rows.append([f"`{name}`: {pattern.shown}", pattern.rule, *shown])
+    cases = sorted({c for p in PATTERNS.values() for s in p.seen.values() for c in s.cases})
+    return _table(header, rows) + "\n\nCases: " + ", ".join(f"`{c}`" for c in cases) + "."
+
+
+def _seen(seen: Any) -> str:
+    """`clean (corpus/h04, corpus/h58)`: one measurement, its cases by corpus and number."""
+    return f"{seen.effect} (" + ", ".join(f"`{c.split('_')[0]}`" for c in seen.cases) + ")"
 
 
 # ---- CLI reference: the argparse parser ----
@@ -365,6 +386,7 @@ GENERATORS: dict[str, Callable[[BuildEnvironment, str | None], str]] = {
     "metrics": lambda _env, _arg: metrics_table(),
     "runbooks": lambda env, _arg: runbooks(env),
     "alerts": lambda env, _arg: alerts_table(env),
+    "torch-versions": lambda _env, _arg: torch_versions(),
 }
 
 
@@ -412,6 +434,7 @@ def _check_coverage(app: Sphinx, env: BuildEnvironment) -> None:
     blocks = set().union(*_generated(env).values()) if _generated(env) else set()
     wanted = {f"contract-table {s}" for s in SECTIONS if s != "defaults"}  # `region` documents [defaults] too
     wanted |= {f"cli-command {c}" for c in _subcommands()} | {"rules", "cli-synopsis", "metrics", "runbooks", "alerts"}
+    wanted |= {"torch-versions"}
     for block in sorted(wanted - blocks):
         log.warning(f"docs: no page has `<!-- generated: {block} -->`: it is undocumented")
     for digit in sorted(rule_ranges() - set(RANGES)):

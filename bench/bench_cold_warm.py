@@ -51,7 +51,7 @@ def child(args: argparse.Namespace) -> None:
     import monitor
     from contract.binding.apply import apply
     from contract.pipeline import check
-    from examples.models import build_llama, decode
+    from examples.scenario_models import build_llama, decode
 
     device = args.device
     model = build_llama(layers=args.layers, hidden=args.hidden).to(device)

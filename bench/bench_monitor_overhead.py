@@ -63,7 +63,7 @@ class Decoder(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from examples.models import build_llama
+        from examples.scenario_models import build_llama
 
         self.llm = build_llama(layers=4, hidden=256)
 

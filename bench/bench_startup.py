@@ -101,7 +101,7 @@ def small_cold_compile() -> float:
     import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from examples.models import build_llama
+    from examples.scenario_models import build_llama
 
     layer = build_llama(layers=1).model
     layer.compile(backend="inductor")

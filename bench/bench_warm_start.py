@@ -82,7 +82,7 @@ def step_demo(model: Any, i: int) -> Any:
 def build_llama() -> Any:
     """A Hugging Face Llama from a small config (BENCH_LAYERS x BENCH_HIDDEN) on the bench device."""
     sys.path.insert(0, str(ROOT))
-    from examples.models import build_llama as build
+    from examples.scenario_models import build_llama as build
 
     layers, hidden = int(os.environ.get("BENCH_LAYERS", "4")), int(os.environ.get("BENCH_HIDDEN", "256"))
     return build(layers=layers, hidden=hidden).to(_device())
@@ -92,7 +92,7 @@ def step_llama(model: Any, i: int) -> Any:
     """One full-sequence forward (batch 1, 16 tokens, no KV cache)."""
     import torch
 
-    from examples.models import VOCAB
+    from examples.scenario_models import VOCAB
 
     ids = torch.randint(0, VOCAB, (1, 16), generator=torch.Generator().manual_seed(i)).to(_device())
     with torch.no_grad():
@@ -128,7 +128,7 @@ def child(contract_path: str) -> None:
 
             torch.cuda.synchronize()
         first_step_at = time.perf_counter() - T0
-        snap = mon.snapshot()
+        snap = {n: s for n, s in mon.snapshot().items() if n != "<unclaimed>"}  # regions only
     print(
         json.dumps(
             {

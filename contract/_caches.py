@@ -1,5 +1,18 @@
 """Adapter for what torch's compile caches are switched by, keyed by and hold (CC2xx, CC7xx, and the monitor's
-fingerprint and warm start), torch 2.11 and 2.13. Private parts are named where they are used below."""
+fingerprint and warm start), torch 2.11 to 2.15. Private parts are named where they are used below.
+
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; the config reads, the PGO path and a
+failed artifact load run on all five). Same in all five: the cache switches, ConfigModule's
+`_get_dict` / `save_config_portable` / `_save_config_ignore` / `_compile_ignored_keys` / `_cache_config_ignore_prefix`,
+`cache_dir()`, `pgo.get_cache_key` / `code_state_path`, `save_cache_artifacts` / `load_cache_artifacts` and
+`CacheInfo.artifacts`, the "Failed to un-pickle cache artifacts" warning on `torch.compiler._cache`. Differs (what the
+FX-graph key hashes, none breaking a read here): `cpp_runtime_thread_count` from 2.13 on, not on 2.11 and 2.12 (the
+warm check reads it from the key's own lines, `monitor/warm.py`), and `readonly_values=True` (same values); 2.14 adds
+`nested_inductor_config_patches`, `compile_on_one_rank`, `provenance_tracking_to_timeline`; 2.15 adds
+`custom_backend_codegen_implications` and, in `CacheBase.get_system()`, the cache info of every other available device
+backend (not mirrored by `device_info`); 2.15's Inductor config is an implication module whose portable dict holds raw
+values (an implied value is keyed through its source, e.g. `numerics`).
+"""
 
 from __future__ import annotations
 
@@ -28,14 +41,14 @@ def cache_switches() -> dict[str, bool]:
     }
 
 
-# Warm start (CC7xx). What the cache keys hash (`torch/_inductor/codecache.py` `FxGraphHashDetails`, 2.11 and 2.13):
-# Inductor's `config.save_config_portable(ignore_private_configs=False)` (2.13 adds `readonly_values=True`, which
+# Warm start (CC7xx). What the cache keys hash (`torch/_inductor/codecache.py` `FxGraphHashDetails`, 2.11-2.15):
+# Inductor's `config.save_config_portable(ignore_private_configs=False)` (2.13+ add `readonly_values=True`, which
 # does not change the values), torch's sources (`torch_key()`), `CacheBase.get_system()` (GPU name and CUDA version,
 # only when a GPU is visible; triton's key) and `torch.compiler.config.cache_key_tag`; the AOTAutograd key
 # (`AOTAutogradCacheDetails`) adds functorch's `save_config()`, i.e. `_get_dict(ignored_keys=_save_config_ignore)`.
 # Dynamo's config (without `_compile_ignored_keys`) only shapes the traced graph. `_get_dict`, `_save_config_ignore`
-# and `_compile_ignored_keys` are private to torch's ConfigModule, unchanged in 2.11-2.13. PGO: the state file is
-# `torch._dynamo.pgo.code_state_path(get_cache_key())` (private, 2.11 and 2.13). Portable artifacts:
+# and `_compile_ignored_keys` are private to torch's ConfigModule, unchanged in 2.11-2.15. PGO: the state file is
+# `torch._dynamo.pgo.code_state_path(get_cache_key())` (private, same in 2.11-2.15). Portable artifacts:
 # `torch.compiler.save_cache_artifacts()` / `load_cache_artifacts()` are public (beta since 2.7); their
 # `CacheInfo.artifacts` maps an artifact type (inductor, aot_autograd, pgo, ...) to the keys written.
 
@@ -59,7 +72,8 @@ def compile_config() -> dict[str, dict[str, Any]]:
 
 
 def device_info() -> dict[str, Any]:
-    """GPU name, capability and CUDA version as `CacheBase.get_system()` sees them (None without a visible GPU)."""
+    """GPU name, capability and CUDA version as `CacheBase.get_system()` sees them (None without a visible GPU); 2.15's
+    `get_system()` also hashes other device backends' cache info (XPU, MPS...), not read here."""
     info: dict[str, Any] = {"cuda": None, "gpu": None, "gpu_capability": None}
     try:
         if torch.cuda.is_available():
@@ -122,13 +136,22 @@ def load_cache_artifacts(data: bytes) -> dict[str, list[str]] | None:
     return {str(k): [str(x) for x in v] for k, v in getattr(info, "artifacts", {}).items()}
 
 
-# A failed load is loud in torch (2.11 and 2.13): `CacheArtifactManager.deserialize` logs "Failed to un-pickle cache
+# What the load runs (read in each release's `torch/_inductor/codecache.py` and every artifact class's
+# `populate_cache`): only torch 2.13.0 unpickles while loading (`InductorCacheArtifact.populate_cache` calls the
+# private `FxGraphCache._emit_triton_bundle`, lines 1837-1841 and 2123-2129, `pickle.loads` when Triton bundling is
+# on); 2.11.0, 2.12.0/2.12.1, 2.14.0/2.14.1 and 2.15.0 write every entry's bytes into the cache dir unread (2.15.0:
+# lines 2036-2039). Every release unpickles an entry with plain `pickle.loads` (no `weights_only`, no restricted
+# unpickler) at the next compile of its key (`GuardedCache.iterate_over_candidates`: 2.11.0 line 1074, 2.13.0 1714,
+# 2.15.0 1901). So the file's protections and pin (CC211-CC213) are checked before this runs, on every version.
+#
+# A failed load is loud in torch (2.11-2.15): `CacheArtifactManager.deserialize` logs "Failed to un-pickle cache
 # artifacts" with a traceback at WARNING on logger `torch.compiler._cache` (torch/compiler/_cache.py line 296 in
-# 2.11, 313 in 2.13), which reaches the stderr handler `torch._logging._init_logs` puts on logger `torch`; errors in
-# `populate_caches` escape; a half-unpickled `CompiledFxGraph` prints "Exception ignored in ... __del__" through
-# `sys.unraisablehook`. The engine reports all of it as one finding instead (CC707), so while torch loads, the `torch`
-# loggers' handlers, Python warnings and the unraisable hook are swapped for collectors (process-wide: this runs once,
-# at startup, before anything compiles); after a load that worked, the records go to the handlers they were meant for.
+# 2.11 and 2.12, 313 in 2.13-2.15), which reaches the stderr handler `torch._logging._init_logs` puts on logger
+# `torch`; errors in `populate_caches` escape; a half-unpickled `CompiledFxGraph` (2.13) prints "Exception ignored in
+# ... __del__" through `sys.unraisablehook`. The engine reports all of it as one finding instead (CC707), so while
+# torch loads, the `torch` loggers' handlers, Python warnings and the unraisable hook are swapped for collectors
+# (process-wide: this runs once, at startup, before anything compiles); after a load that worked, the records go to the
+# handlers they were meant for.
 
 
 def load_cache_artifacts_quietly(data: bytes) -> tuple[dict[str, list[str]] | None, str | None]:

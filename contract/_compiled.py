@@ -1,5 +1,5 @@
 """The adapter for reading back compiles someone else made (private `torch._dynamo.eval_frame` internals, verified on
-torch 2.11 and 2.13; the facts are in the notes on engine-owned compiles).
+torch 2.11 to 2.15; the facts are in the notes on engine-owned compiles).
 
 Why private: torch keeps no public record of how an object was compiled. `torch.compile(fn)` returns eval_frame's
 `compile_wrapper` closure (`functools.wraps(fn)`, so `__wrapped__` is the callable) whose free variable `self` is the
@@ -12,6 +12,16 @@ options), `_TorchCompileWrapper` keeps `.compiler_name` and `.kwargs`. Where a c
 - `obj.method = torch.compile(obj.method)` (Lightning's step methods, HF's `_compiled_call`): an instance attribute.
 The expected settings are built the way `torch.compile` builds them (the same wrapper classes), so a mode compares
 by its expansion. Every read degrades to "unknown", never to an exception.
+
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; each read run on all five). Same
+in all five: `compile_wrapper` in `eval_frame.py` with free variables `fn`, `self`, `callback`; the context's
+`fullgraph`, `_dynamic`, `callback` and the `_torchdynamo_orig_backend` chain; `_TorchCompileInductorWrapper`
+(`compiler_name`, `config`, `dynamic`; built as `(mode, options, dynamic)`) and `_TorchCompileWrapper`
+(`compiler_name`, `kwargs`, `dynamic`; `(backend, mode, options, dynamic)`); `OptimizedModule` (`_orig_mod`,
+`dynamo_ctx`, `forward` instance attribute); `DisableContext`. Differs, none breaking a read: 2.14+'s
+`_TorchCompileWrapper` also keeps `torch.compile(name=)` in `kwargs["name"]` (not a setting compared here); on 2.14+
+`module.compile()` of a torch.nn class really compiles (`wrap_inline(module._call_impl)`; on 2.11-2.13 Dynamo skips
+it), which this reader finds the same way (`_compiled_call_impl` holds a `compile_wrapper` on every version).
 """
 
 from __future__ import annotations
@@ -84,7 +94,8 @@ class EngineCompile:
 
 
 def is_wrapper(fn: Any) -> bool:
-    """Whether `fn` is eval_frame's `compile_wrapper` (what torch.compile and torch.compiler.disable return)."""
+    """Whether `fn` is eval_frame's `compile_wrapper` (what torch.compile returns; `torch.compiler.disable` returns
+    eval_frame's `_fn` instead, on 2.11-2.15)."""
     code = getattr(fn, "__code__", None)
     return code is not None and code.co_name == _WRAPPER and code.co_filename.endswith("eval_frame.py")
 

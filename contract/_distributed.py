@@ -1,5 +1,11 @@
-"""Adapter for the private `torch.distributed` APIs the startup side needs (torch 2.11 and 2.13): the wrappers a
+"""Adapter for the private `torch.distributed` APIs the startup side needs (torch 2.11 to 2.15): the wrappers a
 region sees through (DDP, FSDP2, activation checkpointing) and where the ranks' verdict travels.
+
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; the wrapper reads, the FSDP2 method
+wrapper and the rendezvous store run on all five, one process over gloo). Same in all five: DDP's `.module`,
+`OptimizedModule._orig_mod`, `ActivationWrapper` and `_checkpoint_wrapped_module`,
+`distributed_c10d._get_default_store`, `get_process_group_ranks`, `FSDPModule`, and `register_fsdp_forward_method`'s
+`functools.wraps`'d local `wrapped_method` (the function is identical in all five). Nothing differs.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import torch
 # as `.module`, torch.compile's OptimizedModule (`torch._dynamo.eval_frame.OptimizedModule`, private) as `._orig_mod`,
 # activation-checkpoint wrappers (`ActivationWrapper`, private base of CheckpointWrapper and OffloadWrapper in
 # `torch.distributed.algorithms._checkpoint.checkpoint_wrapper`) as `._checkpoint_wrapped_module`. FSDP2's
-# `fully_shard` swaps the class in place (same object, same paths): nothing to unwrap. Same names in 2.11 and 2.13.
+# `fully_shard` swaps the class in place (same object, same paths): nothing to unwrap. Same names in 2.11-2.15.
 
 WRAPPED_ATTR = {"ddp": "module", "optimized": "_orig_mod", "checkpoint": "_checkpoint_wrapped_module"}
 """Wrapper kind -> the attribute (a submodule name) holding the module it wraps."""
@@ -37,7 +43,7 @@ def wrapper_kind(module: Any) -> str | None:
 
 
 # Ranks (CC8xx). The ranks' startup verdict travels through the rendezvous store of the default process group
-# (`distributed_c10d._get_default_store()`, private, present in 2.11 and 2.13): no collective is involved, so a broken
+# (`distributed_c10d._get_default_store()`, private, present in 2.11-2.15): no collective is involved, so a broken
 # or slow NCCL communicator cannot block it, and every store operation carries its own timeout. Under torchrun the
 # store is the agent's and outlives any worker; under srun-style launch rank 0 hosts it.
 
@@ -73,7 +79,7 @@ def is_fsdp_sharded(module: Any) -> bool:
 # FSDP2 forward methods. `register_fsdp_forward_method(module, name)` (public) replaces `module.<name>` with a bound
 # local function `wrapped_method` that runs FSDP's pre/post-forward (under `torch._dynamo.disable`) around the method,
 # made with `functools.wraps` (so its `__wrapped__` is the method, its `__qualname__` the method's; its code object
-# keeps its own name). Same in torch 2.11 and 2.13.
+# keeps its own name). Same in torch 2.11-2.15.
 
 
 def fsdp_forward_method(module: Any, method: str) -> Any:

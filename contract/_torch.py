@@ -1,10 +1,21 @@
-"""Adapter for the few private torch APIs the startup side needs (torch 2.11 and 2.13).
+"""Adapter for the few private torch APIs the startup side needs (torch 2.11 to 2.15).
 
 Why private: `nn.Module.compile()` keeps the compiled callable in `_compiled_call_impl`, and the only way to switch
 a module back to eager in place (keeping its identity and state_dict keys) is to reset that attribute. Marking
 argument dims dynamic uses `torch._dynamo.maybe_mark_dynamic`, which is documented but lives under `_dynamo`.
-Both exist unchanged in torch 2.11 through 2.13. `compile_forward` uses Dynamo's trace rules (see there).
+Both exist unchanged in torch 2.11 through 2.15. `compile_forward` uses Dynamo's trace rules (see there).
 What the static scan (CC3xx) reads of Dynamo's trace rules and config lives in the sibling `contract/_torch_scan.py`.
+
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (their sources; the behaviour claims run on
+all five). Same in all five: every name read here (`_compiled_call_impl`, `nn.Module.compile()` as
+`torch.compile(self._call_impl)`, `trace_rules.check`, `external_utils.wrap_inline`, `maybe_mark_dynamic`,
+`config.get_type`, the custom-op registry, the exception classes, the module slots, the config modules' `_config`,
+`_compile_ignored_keys`, `_cache_config_ignore_prefix`, the dispatch-mode stack). Differs, none breaking us:
+`torch.compile` takes `recompile_limit` from 2.12 on (feature-detected); `nn.Module.compile()` of a torch.nn class
+compiles nothing on 2.11-2.13 and its whole `_call_impl`, hooks included, on 2.14+ (`compile_forward` takes
+`_compile_builtin` for those on every version, so the result is the same); a frame first called under a
+TorchDispatchMode is skipped for good on 2.11-2.13, only for that call on 2.14+ (`active_dispatch_modes`); 2.15's
+Inductor config is an implication module (`numerics` implies three keys), whose raw values and defaults read as before.
 """
 
 from __future__ import annotations
@@ -42,13 +53,14 @@ def compile_forward(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
 
 
 def _compile_builtin(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
-    """Compile a torch.nn class's forward as `nn.Module.compile()` does a user class's: the module's hooks run eager
-    in `_call_impl` and only the forward is traced. Why: `torch.compile(module)` traces
-    `external_utils.wrap_inline(module)`, hooks included, and FSDP2's hooks are `torch._dynamo.disable`d (2 graph
-    breaks per sharded block, the whole block then running eager; measured on torch 2.13). So `module.forward`
-    becomes an instance attribute that runs the forward through `wrap_inline` (a frame Dynamo traces, torch 2.11 and
-    2.13) while a call is installed (`_compiled_call_impl`, here the plain bound `_call_impl`), eager otherwise. The
-    compiled function's `__wrapped__` is the module's bound forward (the runtime monitor attributes compiles by it).
+    """Compile a torch.nn class's forward as `nn.Module.compile()` does a user class's: the module's hooks run eager in
+    `_call_impl` and only the forward is traced. Why: `torch.compile(module)` traces
+    `external_utils.wrap_inline(module)`, hooks included, and FSDP2's hooks are `torch._dynamo.disable`d (2 graph breaks
+    per sharded block, the whole block then running eager; measured on torch 2.13; 2.14+'s own `nn.Module.compile()` of
+    a torch.nn class traces `wrap_inline(module._call_impl)`, hooks included, too). So `module.forward` becomes an
+    instance attribute that runs the forward through `wrap_inline` (a frame Dynamo traces, torch 2.11-2.15) while a call
+    is installed (`_compiled_call_impl`, here the plain bound `_call_impl`), eager otherwise. The compiled function's
+    `__wrapped__` is the module's bound forward (the runtime monitor attributes compiles by it).
     """
     from torch._dynamo import external_utils
 
@@ -99,14 +111,14 @@ def mark_dynamic(value: Any, dims: tuple[int, ...]) -> None:
 
 
 def is_mark_dynamic(fn: Any) -> bool:
-    """`torch._dynamo.mark_dynamic` / `maybe_mark_dynamic` (torch 2.11 and 2.13): a user declaring a dim dynamic."""
+    """`torch._dynamo.mark_dynamic` / `maybe_mark_dynamic` (torch 2.11-2.15): a user declaring a dim dynamic."""
     import torch._dynamo
 
     return any(fn is getattr(torch._dynamo, n, None) for n in ("mark_dynamic", "maybe_mark_dynamic"))
 
 
 def supports_compile_kwarg(name: str) -> bool:
-    """Whether this torch's `torch.compile` accepts a keyword (e.g. `recompile_limit`, new in 2.13)."""
+    """Whether this torch's `torch.compile` accepts a keyword (e.g. `recompile_limit`: not on 2.11, there from 2.12)."""
     import inspect
 
     return name in inspect.signature(torch.compile).parameters
@@ -114,7 +126,7 @@ def supports_compile_kwarg(name: str) -> bool:
 
 # Settings validation (CC1xx) and cache switches (CC2xx). `torch.compiler.list_backends` and
 # `torch._inductor.list_mode_options` / `list_options` are documented; `config.get_type` is private (ConfigModule,
-# torch 2.11-2.13) and is exactly what `torch.compile` uses to type-check `options`, so we mirror it here.
+# torch 2.11-2.15) and is exactly what `torch.compile` uses to type-check `options`, so we mirror it here.
 
 
 def compile_backends() -> list[str]:
@@ -142,7 +154,7 @@ def inductor_option_types() -> dict[str, Any]:
 # Custom operators (CC601). `torch.library.custom_op` objects (`CustomOpDef`, its `_abstract_fn` and the `OPDEFS`
 # registry) live in private `torch._library.custom_ops`; `torch._C._dispatch_has_kernel_for_dispatch_key` is the
 # dispatcher's own view of whether an op has a Meta (fake) kernel. A `custom_op` always registers a Meta shim that
-# raises when no fake is registered, so for those the registry's `_abstract_fn` is the truth. Same in torch 2.11-2.13.
+# raises when no fake is registered, so for those the registry's `_abstract_fn` is the truth. Same in torch 2.11-2.15.
 
 
 def op_names(obj: Any) -> tuple[str, ...] | None:
@@ -181,8 +193,9 @@ def has_fake_impl(name: str) -> bool:
 # one reader); what stays here is the config snapshot it restores and telling a compile failure from a user error:
 # every error Dynamo raises while tracing or compiling (InternalTorchDynamoError, TorchRuntimeError from fake-tensor
 # propagation, BackendCompilerFailed, Unsupported under fullgraph, UserError) derives from
-# `torch._dynamo.exc.TorchDynamoException` (torch 2.11-2.13), as does a recompile-limit hit under
-# `fail_on_recompile_limit_hit` (`FailOnRecompileLimitHit`, checked by name: not a subclass on 2.13).
+# `torch._dynamo.exc.TorchDynamoException` (torch 2.11-2.15; 2.15's new `CompileOnOneRankUnsupported` too), as does a
+# recompile-limit hit under `fail_on_recompile_limit_hit` (`FailOnRecompileLimitHit`, checked by name: a plain
+# `Exception`, not a subclass, on 2.11-2.15).
 
 
 def is_compile_failure(exc: BaseException) -> bool:
@@ -215,7 +228,7 @@ def restore_dynamo(config: dict[str, Any]) -> None:
 
 # Probe restore. `nn.Module` keeps parameters, buffers, submodules and hooks in private dicts (`_parameters`,
 # `_buffers`, `_modules`, `_forward_hooks`, `_forward_pre_hooks`); their names are unchanged since torch 1.x and are
-# the same on 2.11 and 2.13. Read with getattr so a module-like object without them is simply skipped.
+# the same on 2.11-2.15. Read with getattr so a module-like object without them is simply skipped.
 
 MODULE_SLOTS = ("_parameters", "_buffers", "_modules")
 """nn.Module's private registries (name -> tensor / module)."""
@@ -235,7 +248,7 @@ HOOK_SLOTS = {
 }
 """nn.Module's private hook tables (handle id -> hook) and the kind each holds. A hook a compiled graph did not see
 when it was traced is not called by it, and Dynamo does not guard these tables: forward and full backward hooks
-added to a submodule after compile are silently skipped (seen on torch 2.13: no recompile, no call)."""
+added to a submodule after compile are silently skipped (seen on torch 2.11-2.15: no recompile, no call)."""
 
 
 def hook_ids(module: nn.Module) -> set[tuple[str, int]]:
@@ -249,8 +262,9 @@ def hook_ids(module: nn.Module) -> set[tuple[str, int]]:
 
 def active_dispatch_modes() -> list[str]:
     """Class names of the TorchDispatchModes active now (`FlopCounterMode`...): under one, Dynamo runs compiled code
-    eager without a record (torch 2.13; 2.11 fails a guard instead). The mode stack is private
-    (`torch.utils._python_dispatch`, torch 2.11 and 2.13)."""
+    eager without a record (torch 2.11-2.15). A frame first called under one is marked skipped for good on 2.11-2.13
+    (never compiled afterwards, pytorch#190286); on 2.14+ only that call is skipped (`apply_to_code=False`) and the next
+    call outside the mode compiles. The mode stack is private (`torch.utils._python_dispatch`, torch 2.11-2.15)."""
     from torch.utils import _python_dispatch
 
     stack: Callable[[], list[Any]] = getattr(_python_dispatch, "_get_current_dispatch_mode_stack", list)
@@ -259,7 +273,9 @@ def active_dispatch_modes() -> list[str]:
 
 # Rank agreement (CC8xx). What ranks compare is read from torch's own config modules (`ConfigModule._config` entries
 # and their defaults, `_compile_ignored_keys`, Inductor's `_cache_config_ignore_prefix`: the keys its FX-graph cache
-# key ignores), all private, same in 2.11 and 2.13; a module lacking them contributes nothing rather than failing.
+# key ignores), all private, same in 2.11-2.15 (2.15's Inductor config, an `_ImplicationConfigModule`, keeps raw
+# values and defaults: an implied value is not a change, its source is); a module lacking them contributes nothing
+# rather than failing.
 
 _CONFIG_MODULES = {
     "dynamo": "torch._dynamo.config",
@@ -338,3 +354,22 @@ def pgo_job_id() -> str | None:
     """The job identity profile-guided dynamic-shape state is keyed by (`torch.compiler.config.job_id`)."""
     job = getattr(torch.compiler.config, "job_id", None)
     return str(job) if job else None
+
+
+# `compile-contract upgrade` reports how many guards each compile installed. Dynamo writes it on the compile's
+# `CompilationMetrics` record (`guard_count`, torch 2.11-2.15), kept in a bounded deque of recent records that
+# `torch._dynamo.reset()` does not clear; the records are read right after each step, before the deque turns over.
+
+
+def guard_counts() -> dict[str, int]:
+    """Compile id (`0/1`) -> guards its compiled code checks, for the recent compiles Dynamo kept a record of."""
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+    except ImportError:
+        return {}
+    out: dict[str, int] = {}
+    for rec in get_compilation_metrics():
+        count = getattr(rec, "guard_count", None)
+        if isinstance(count, int):
+            out[str(getattr(rec, "compile_id", ""))] = count
+    return out

@@ -1,5 +1,13 @@
-"""Adapter for the private torch APIs the static scan (CC3xx) reads (torch 2.11 and 2.13); a sibling of
+"""Adapter for the private torch APIs the static scan (CC3xx) reads (torch 2.11 to 2.15); a sibling of
 `contract/_torch.py`, split from it to keep files short. Everything else private the startup side reads stays there.
+
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; each lookup and each graph break
+below run on all five). Same in all five: the hook slots and global hook registries,
+`_torchdynamo_disable`, `trace_rules.lookup` / `FORCE_SKIP_FILES` (`optim/lr_scheduler.py` alone), the optimizers'
+`graph_break()` wrapper, `constant_fold_functions` / `_get_handlers`, `_BatchNorm` / `_DropoutNd`, every config key read
+here with the same default, and every `is_compiling` alias. Differs: only the rule table's contents, read at run time
+(torch C functions Dynamo skips: 69 on 2.11, 67 on 2.12 and 2.13, 68 on 2.14, 70 on 2.15; 2.11 also skips the autocast
+setters such as `torch.set_autocast_enabled`), so no code here depends on the version.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from torch import nn
 # `_forward_pre_hooks` / `_forward_hooks`, `torch.compiler.disable` marks functions with `_torchdynamo_disable`,
 # BatchNorm and Dropout share the private bases `_BatchNorm` / `_DropoutNd`, the global recompile limit is
 # `torch._dynamo.config.recompile_limit`, and `is_compiling()` has aliases in private modules. All unchanged in
-# torch 2.11 through 2.13; each lookup degrades to "not found".
+# torch 2.11 through 2.15; each lookup degrades to "not found".
 
 
 def forward_hooks(module: nn.Module) -> list[Any]:
@@ -30,8 +38,8 @@ def forward_hooks(module: nn.Module) -> list[Any]:
 
 def backward_hooks(module: nn.Module) -> list[Any]:
     """The module's backward pre-hooks and backward hooks (`register_full_backward_pre_hook`,
-    `register_full_backward_hook`, the legacy `register_backward_hook`; private slots on torch 2.11-2.13). Calling the
-    module from compiled code breaks the graph there (each kind measured on 2.13)."""
+    `register_full_backward_hook`, the legacy `register_backward_hook`; private slots on torch 2.11-2.15). Calling the
+    module from compiled code breaks the graph there (each kind measured on 2.11-2.15)."""
     out: list[Any] = []
     for slot in ("_backward_pre_hooks", "_backward_hooks"):
         table = getattr(module, slot, None)
@@ -41,7 +49,7 @@ def backward_hooks(module: nn.Module) -> list[Any]:
 
 def global_forward_hooks() -> list[Any]:
     """Forward (pre-)hooks registered for every module (`register_module_forward_hook`), from torch's private
-    registries `_global_forward_pre_hooks` / `_global_forward_hooks` (same names on 2.11 and 2.13)."""
+    registries `_global_forward_pre_hooks` / `_global_forward_hooks` (same names on 2.11-2.15)."""
     from torch.nn.modules import module as module_mod
 
     out: list[Any] = []
@@ -63,15 +71,16 @@ SYSTEM_MODULES |= frozenset({"select", "sys", "zlib", "_hashlib", "_random", "pw
 
 def untraceable_system_call(fn: Any) -> bool:
     """A C function of a system module that Dynamo's trace rules skip (`torch._dynamo.trace_rules.lookup` gives
-    `SkipFunctionVariable`, torch 2.11 and 2.13): calling it from compiled code breaks the graph. Polyfilled ones
+    `SkipFunctionVariable`, torch 2.11-2.15): calling it from compiled code breaks the graph. Polyfilled ones
     (`sys.intern`) and in-graph ones (`math.*`) are traced."""
     return getattr(fn, "__module__", None) in SYSTEM_MODULES and _skipped_builtin(fn)
 
 
 def skipped_torch_builtin(fn: Any) -> bool:
     """A C function of torch's namespace that Dynamo's trace rules skip: `torch._nested_tensor_from_mask`,
-    `torch._foreach_max`, `torch.set_num_threads`, 67 on torch 2.13, each breaking the graph ("Attempted to call
-    function marked as skipped", measured on torch 2.13 and 2.11). Read from the rule table, never a list of names."""
+    `torch._foreach_max`, `torch.set_num_threads`, each breaking the graph ("Attempted to call function marked as
+    skipped", measured on torch 2.11-2.15). How many differs by version (69 on 2.11, 67 on 2.12 and 2.13, 68 on
+    2.14, 70 on 2.15): read from the rule table, never a list of names."""
     return _in_torch(fn) and _skipped_builtin(fn)
 
 
@@ -98,7 +107,7 @@ def _in_torch(fn: Any) -> bool:
 
 def torch_graph_break(fn: Any) -> str | None:
     """Why calling a torch library callable from compiled code breaks the graph, where torch's own code says so:
-    its file is one Dynamo force-skips (`trace_rules.FORCE_SKIP_FILES`: `optim/lr_scheduler.py` on torch 2.11-2.13),
+    its file is one Dynamo force-skips (`trace_rules.FORCE_SKIP_FILES`: `optim/lr_scheduler.py` on torch 2.11-2.15),
     or a wrapper it runs calls `torch._dynamo.graph_break()` itself (the optimizers' `step`, around the update)."""
     from torch._dynamo import trace_rules
 
@@ -126,8 +135,8 @@ def non_tensor_torch_call(fn: Any) -> str | None:
     tensor ("torch.* op returned non-Tensor"), unless it constant-folds the function (`constant_fold_functions`:
     `torch.cuda.is_available`) or has a handler of its own (`_get_handlers`: `torch.is_grad_enabled`). Only a function
     that certainly returns a number counts (`_number_returned`: `torch.cuda.device_count`, `torch.equal`,
-    `torch.is_same_size`, `torch.result_type`, measured breaking on torch 2.13, `device_count` on 2.11 too). All
-    three lists are private to `torch._dynamo` (2.11-2.13); a torch lacking one reports nothing."""
+    `torch.is_same_size`, `torch.result_type`, measured breaking on torch 2.11-2.15). All
+    three lists are private to `torch._dynamo` (2.11-2.15); a torch lacking one reports nothing."""
     kind = _number_returned(fn)
     if kind is None or not _in_torch(fn):
         return None
@@ -166,7 +175,7 @@ def _aten_number(name: str) -> str | None:
 
 
 def is_disable_decorator(fn: Any) -> bool:
-    """`torch.compiler.disable` or the private `torch._dynamo.disable` older code decorates with (torch 2.11-2.13)."""
+    """`torch.compiler.disable` or the private `torch._dynamo.disable` older code decorates with (torch 2.11-2.15)."""
     import torch._dynamo
 
     return any(fn is f for f in (getattr(torch.compiler, "disable", None), getattr(torch._dynamo, "disable", None)))
@@ -195,7 +204,7 @@ def recompile_limit() -> int:
 
 def ints_go_dynamic() -> bool:
     """Whether a Python int that changes between calls becomes a symbol after one recompile (`automatic_dynamic_shapes`
-    on, `specialize_int` off: the defaults of torch 2.11-2.13)."""
+    on, `specialize_int` off: the defaults of torch 2.11-2.15)."""
     import torch._dynamo
 
     config = torch._dynamo.config
@@ -204,15 +213,16 @@ def ints_go_dynamic() -> bool:
 
 def static_parameter_shapes() -> bool:
     """Whether Dynamo keeps the shapes of module parameters static (`force_parameter_static_shapes`, True by
-    default in torch 2.11-2.13): a parameter or buffer of another shape is a recompile, never made dynamic."""
+    default in torch 2.11-2.15): a parameter or buffer of another shape is a recompile, never made dynamic."""
     import torch._dynamo
 
     return bool(getattr(torch._dynamo.config, "force_parameter_static_shapes", True))
 
 
 def ignored_logging_functions() -> frozenset[Any]:
-    """Logging functions Dynamo was told to skip without a graph break: `ignore_logging_functions` (torch 2.13), called
-    `ignore_logger_methods` on 2.11, plus `reorderable_logging_functions` (moved after the graph, no break)."""
+    """Logging functions Dynamo was told to skip without a graph break: `ignore_logging_functions`, of which
+    `ignore_logger_methods` is an alias (both names on torch 2.11-2.15), plus `reorderable_logging_functions` (moved
+    after the graph, no break)."""
     import torch._dynamo
 
     config = torch._dynamo.config
@@ -229,7 +239,7 @@ def captures_scalar_outputs() -> bool:
 
 def captures_dynamic_output_shapes() -> bool:
     """`capture_dynamic_output_shape_ops`: Dynamo traces `nonzero`, boolean-mask indexing and the like into the graph
-    instead of breaking it (off by default on 2.11 and 2.13)."""
+    instead of breaking it (off by default on 2.11-2.15)."""
     import torch._dynamo
 
     return bool(getattr(torch._dynamo.config, "capture_dynamic_output_shape_ops", False))

@@ -1,4 +1,4 @@
-"""`compile-contract`: check, doctor, init, warm, rules, explain, report. Exit 0 ok, 1 error findings, 2 usage or internal errors (one
+"""`compile-contract`: check, doctor, init, warm, upgrade, rules, explain, report. Exit 0 ok, 1 error findings, 2 usage or internal errors (one
 line on stderr, no traceback)."""
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         help="write the saved artifacts' sha256 into the contract ([cache] artifacts_sha256)",
     )
     warm.set_defaults(run=_cmd_warm)
+    _upgrade_parser(sub)
     rules = sub.add_parser("rules", help="list every rule (code, severity, name)")
     rules.set_defaults(run=_cmd_rules)
     exp = sub.add_parser("explain", help="print a rule's documentation")
@@ -409,6 +410,38 @@ def _regions(binding: object) -> dict[str, list[str]]:
     if binding is None:
         return {}
     return {name: [f"{t.path or '<root>'}.{t.method}" for t in rb.targets] for name, rb in binding.regions.items()}  # type: ignore[attr-defined]
+
+
+def _upgrade_parser(sub: Any) -> None:
+    from contract.upgrade import command
+
+    upg = sub.add_parser(
+        "upgrade", help="what a candidate torch changes for this model, region by region", description=command.__doc__
+    )
+    upg.add_argument("contract", help="path to the contract TOML")
+    which = upg.add_mutually_exclusive_group(required=True)
+    which.add_argument("--candidate", metavar="PYTHON", help="python of an environment with the candidate torch")
+    which.add_argument("--torch", metavar="VERSION", help="create that environment with scripts/torch-env.sh")
+    upg.add_argument("--step", help="pkg.module:attr, step(model, i) (default: [contract] step)")
+    upg.add_argument("--steps", type=_at_least_2, help="calls of the step to record (default: [probe] steps)")
+    upg.add_argument("--format", choices=("text", "json", "sarif", "markdown"), default="text")
+    upg.add_argument(
+        "--timeout",
+        type=float,
+        default=command.DEFAULT_TIMEOUT,
+        help="seconds each interpreter may take (default %(default)g)",
+    )
+    upg.set_defaults(run=_cmd_upgrade)
+
+
+def _cmd_upgrade(args: argparse.Namespace) -> int:
+    from contract.upgrade import BadInput
+    from contract.upgrade.command import run
+
+    try:
+        return run(args)
+    except BadInput as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:

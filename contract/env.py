@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from types import MappingProxyType
 
+TESTED_TORCH: tuple[tuple[int, int], tuple[int, int]] = ((2, 11), (2, 15))
+"""The torch minors this release is tested on, first and last (the CI matrix: `requirements/*.lock`). The one place
+the range is written: pyproject.toml's `torch` requirement is `torch_range_specifier()`
+(tests/checks/settings/test_tested_torch.py holds them together); the startup checks report a torch outside it (CC112)."""
 CACHE_DIR_VAR = "TORCHINDUCTOR_CACHE_DIR"
 COMPILER_MODULES = ("torch._dynamo", "torch._inductor.config", "torch._functorch.config")
 """Modules whose import reads the cache variables (any one of them means "too late to set them")."""
@@ -74,3 +78,31 @@ def torch_version() -> str | None:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
         return None
+
+
+def torch_range_text() -> str:
+    """The tested range as users read it: `2.11 to 2.15`."""
+    (a, b), (c, d) = TESTED_TORCH
+    return f"{a}.{b} to {c}.{d}"
+
+
+def torch_range_specifier() -> str:
+    """The tested range as a requirement: `>=2.11,<2.16` (pyproject.toml's, and what pip installs)."""
+    (a, b), (c, d) = TESTED_TORCH
+    return f">={a}.{b},<{c}.{d + 1}"
+
+
+def is_tested_torch(version: str) -> bool | None:
+    """Whether an installed torch version is of a tested minor; None when it is not a version (PEP 440) at all.
+
+    The minor decides: a local build (`2.15.0+cu132`), a release candidate or a nightly of a tested minor
+    (`2.15.0rc1`, `2.15.0.dev20260101`) is that minor's code; a nightly of the next minor (`2.16.0.dev...`) is not.
+    """
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        release = Version(version).release
+    except InvalidVersion:
+        return None
+    first, last = TESTED_TORCH
+    return first <= (release + (0,))[:2] <= last

@@ -19,8 +19,8 @@ from contract.checks.cache.artifacts import EVIDENCE as ARTIFACTS
 from contract.checks.cache.artifacts import inspect as inspect_artifacts
 from contract.checks.cache.rules import RULES as CACHE_RULES
 from contract.checks.context import env_at_import
-from contract.checks.settings.check import check_torch_version
-from contract.checks.settings.rules import TORCH_VERSION
+from contract.checks.settings.check import check_tested_torch, check_torch_version
+from contract.checks.settings.rules import TORCH_VERSION, UNTESTED_TORCH
 from contract.checks.warm import artifacts
 from contract.checks.warm import check as warm
 from contract.checks.warm.rules import RULES as WARM_RULES
@@ -35,7 +35,9 @@ from contract.report.render import render_text
 if TYPE_CHECKING:  # the binding imports torch; `doctor` runs without it
     from contract.binding.targets import Binding
 
-DOCTOR_CODES = frozenset({TORCH_VERSION.code, *(r.code for r in CACHE_RULES), *(r.code for r in WARM_RULES)})
+DOCTOR_CODES = frozenset(
+    {TORCH_VERSION.code, UNTESTED_TORCH.code, *(r.code for r in CACHE_RULES), *(r.code for r in WARM_RULES)}
+)
 """Codes doctor can report (besides the contract's own load errors); `[[allow]]` entries for others are skipped."""
 
 
@@ -183,8 +185,8 @@ def doctor(
     timeout_s: float = 1.0,
     job: str | None = None,
 ) -> tuple[Contract | None, list[Finding]]:
-    """Load the contract (or use an empty one), then run the torch-version and cache checks only. With `job` (the
-    CLI command's name), run by every rank of a job, the findings are the job's one verdict."""
+    """Load the contract (or use an empty one), then run the torch-version (CC109, CC112) and cache checks only. With
+    `job` (the CLI command's name), run by every rank of a job, the findings are the job's one verdict."""
     findings: list[Finding] = []
     contract: Contract | None = _empty_contract()
     if path is not None:
@@ -195,7 +197,7 @@ def doctor(
     ctx = CheckContext(contract=contract, strict=strict)
     if snapshot is not None:
         ctx.snapshot = snapshot
-    findings += check_torch_version(ctx)
+    findings += check_torch_version(ctx) + check_tested_torch()
     findings += cache.check(ctx, environ=environ, timeout_s=timeout_s)
     findings += warm.doctor_check(ctx, environ=environ)
     scoped = replace(contract, allow=tuple(a for a in contract.allow if a.code in DOCTOR_CODES))

@@ -135,6 +135,11 @@ def _describe(region: str, s: dict[str, Any]) -> str:
             f"graph break budget exceeded (a compile broke the graph more than {s['graph_break_budget']} "
             f"times; {s['graph_breaks']} graph breaks in all)"
         )
+    if "unclaimed_compile_budget" in s["breaches"]:
+        parts.append(
+            f"unclaimed compile budget exceeded ({s['compiles']} compiles outside every region > "
+            f"{s['unclaimed_compile_budget']})"
+        )
     reasons = "; ".join(s["last_reasons"][-3:]) or "none recorded"
     return f"  region {region!r}: {', '.join(parts)}; compiles={s['compiles']}; last reasons: {reasons}"
 

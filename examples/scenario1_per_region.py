@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from pathlib import Path
 
-from _common import check_and_apply, contract_path, print_findings, print_snapshot
+if not __package__:  # run as `python examples/<file>.py`: import from the repository root, never examples/
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from examples.scenario_common import check_and_apply, contract_path, print_findings, print_snapshot
 
 PER_REGION = "contracts/scenario1-per-region.toml"
 DEFAULT = "contracts/scenario1-default.toml"
@@ -22,7 +26,7 @@ def run_per_region(backend: str | None) -> dict:
     import torch
 
     import monitor
-    from examples.models import build_pipeline, pipeline_inputs
+    from examples.scenario_models import build_pipeline, pipeline_inputs
 
     torch._dynamo.reset()
     model = build_pipeline()
@@ -47,7 +51,7 @@ def compile_counts(use_contract: bool, backend: str) -> Counter:
     import torch
     from torch._dynamo.utils import get_compilation_metrics
 
-    from examples.models import build_pipeline, pipeline_inputs
+    from examples.scenario_models import build_pipeline, pipeline_inputs
 
     torch._dynamo.reset()
     seen = {id(m) for m in get_compilation_metrics()}  # the record deque outlives reset(): count only new ones

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from _common import check_and_apply, contract_path, print_findings, print_snapshot
+if not __package__:  # run as `python examples/<file>.py`: import from the repository root, never examples/
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from examples.scenario_common import check_and_apply, contract_path, print_findings, print_snapshot
 
 STATIC = "contracts/scenario2-decode-static.toml"
 DYNAMIC = "contracts/scenario2-decode-dynamic.toml"
@@ -22,7 +26,7 @@ def run(path: str, backend: str | None, *, warm_tokens: int, tokens: int) -> dic
     import torch
 
     import monitor
-    from examples.models import build_llama, decode
+    from examples.scenario_models import build_llama, decode
 
     torch._dynamo.reset()
     model = build_llama()
@@ -43,7 +47,7 @@ def run(path: str, backend: str | None, *, warm_tokens: int, tokens: int) -> dic
 def main(argv: list[str] | None = None) -> int:
     """Static vs dynamic contract on the same decode loop, then the CUDA-graphs warning."""
     from contract.pipeline import check
-    from examples.models import build_llama
+    from examples.scenario_models import build_llama
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default=None, help="override the contracts' backend (e.g. eager: fast on CPU)")

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from _common import contract_path, event_logger, print_findings, print_snapshot
+if not __package__:  # run as `python examples/<file>.py`: import from the repository root, never examples/
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from examples.scenario_common import contract_path, event_logger, print_findings, print_snapshot
 
 HAZARD = "contracts/demo-hazard.toml"
 FIXED = "contracts/demo.toml"

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from _common import check_and_apply, contract_path, event_logger, print_findings, print_snapshot
+if not __package__:  # run as `python examples/<file>.py`: import from the repository root, never examples/
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from examples.scenario_common import check_and_apply, contract_path, event_logger, print_findings, print_snapshot
 
 VARIANTS = {
     "kernel": ("contracts/scenario5-kernel.toml", "custom op with a fake implementation"),
@@ -29,11 +33,11 @@ def run(variant: str, backend: str | None, steps: int = 3, logger=None) -> tuple
 
     import monitor
     from contract.document.refs import build_model
-    from examples.kernels import kernel_step
+    from examples.scenario5_kernels import kernel_step
 
     torch._dynamo.reset()
     path = contract_path(VARIANTS[variant][0], backend)
-    model = build_model(f"examples.kernels:build_{variant}_model")
+    model = build_model(f"examples.scenario5_kernels:build_{variant}_model")
     binding, findings = check_and_apply(path, model, refuse=variant != "nofake")
     error = None
     with monitor.start(binding, serve=False, logger=logger) as mon:
@@ -51,10 +55,10 @@ def probe_findings(variant: str, backend: str | None) -> list:
 
     from contract.document.refs import build_model
     from contract.pipeline import check
-    from examples.kernels import kernel_step
+    from examples.scenario5_kernels import kernel_step
 
     torch._dynamo.reset()
-    model = build_model(f"examples.kernels:build_{variant}_model")
+    model = build_model(f"examples.scenario5_kernels:build_{variant}_model")
     _, _, findings = check(contract_path(VARIANTS[variant][0], backend), model, step=kernel_step)
     return findings
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from contract.binding.targets import Binding
     from monitor.runtime import Monitor
 
-__all__ = ["start", "Monitor", "RecompileBudgetExceeded"]
+__all__ = ["start", "Monitor", "RecompileBudgetExceeded", "breach_of"]
 
 
 def start(
@@ -57,4 +57,8 @@ def __getattr__(name: str) -> Any:
         from monitor.actions import RecompileBudgetExceeded
 
         return RecompileBudgetExceeded
+    if name == "breach_of":
+        from monitor.actions import breach_of
+
+        return breach_of
     raise AttributeError(name)

@@ -1,4 +1,4 @@
-"""The monitor's ONE adapter for private `torch._dynamo` APIs (verified on torch 2.11 and 2.13).
+"""The monitor's ONE adapter for private `torch._dynamo` APIs (verified on torch 2.11 to 2.15).
 
 Why private: Dynamo reports compiles only through `torch._dynamo.callback.callback_handler` (start/end callbacks
 carrying a compile id, no code object); per-instance attribution reads the compiled callable from the
@@ -8,7 +8,19 @@ and cache lookups are global counters in `torch._dynamo.utils.counters` read as 
 no callback, only a WARNING on logger `torch._dynamo.convert_frame` emitted in the compiling thread.
 `torch._dynamo.reset()` clears the callback lists through `callback_handler.clear()`, so registration survives a
 reset by shadowing that one method on the handler instance (state lives on the handler, not in this module).
-Every lookup uses getattr with a fallback so a renamed internal degrades to "unknown", never to an exception.
+What a new torch may rename is looked up once at start (`probe()`): a capability it lost is a `monitor_degraded`
+event and gauge, never an exception; per-compile lookups use getattr with a fallback (a reason reads "unknown").
+
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; callbacks, stack reads, reasons,
+graph breaks, the limit warning and lazy backwards run on all five). Same in all five:
+`callback_handler` (`start_callbacks`, `end_callbacks`, `register_*_callback`, `clear`, called by `reset()`),
+`CallbackArgs(callback_trigger, compile_id)` and the trigger names, `compile_wrapper`'s locals `fn` / `self`,
+`_compile`'s locals `code` / `compile_id` / `reasons` / `recompile_reason`, `CompileId`'s `frame/compile` text,
+`guard_failures`, `graph_break_reasons` of `GraphCompileReason(reason, user_stack)`, the counter names, the
+recompile-limit warning (logger, text, argument order) and DDPOptimizer's split entries. Differs: which frame Dynamo
+compiles for a `wrap_inline` (`user_code`: a function with no source file is wrapped on 2.11-2.12 only; a torch.nn
+module's own `module.compile()` compiles `wrap_inline(module._call_impl)` on 2.14+, nothing before; fixed: named by
+the module's forward on every version).
 """
 
 from __future__ import annotations
@@ -16,13 +28,15 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Callable
-from types import FrameType
+from collections.abc import Callable, Iterator, Mapping
+from types import CodeType, FrameType, ModuleType
 from typing import Any
+
+from monitor.capabilities import Capability
 
 Callback = Callable[[Any], None]
 LIMIT_LOGGER = "torch._dynamo.convert_frame"
-"""Logger that emits Dynamo's "hit config.recompile_limit" warning (both versions)."""
+"""Logger that emits Dynamo's "hit config.recompile_limit" warning (torch 2.11-2.15)."""
 _LIMIT_PREFIX = "torch._dynamo hit config."
 
 
@@ -55,14 +69,16 @@ class _Keeper:
 
 
 def register(start: Callback, end: Callback, on_reset: Callable[[], None]) -> None:
-    """Register compile callbacks that survive `torch._dynamo.reset()` (on_reset runs after each reset)."""
+    """Register compile callbacks that survive `torch._dynamo.reset()` (on_reset runs after each reset; not where the
+    handler has no `clear`: capability `reset_tracking`)."""
     handler = _handler()
     keeper = handler.__dict__.get("clear")
-    if not isinstance(keeper, _Keeper):
+    if not isinstance(keeper, _Keeper) and callable(getattr(handler, "clear", None)):
         keeper = _Keeper(handler.clear)
         handler.clear = keeper
-    with keeper.lock:
-        keeper.kept.append((start, end, on_reset))
+    if isinstance(keeper, _Keeper):
+        with keeper.lock:
+            keeper.kept.append((start, end, on_reset))
     handler.register_start_callback(start)
     handler.register_end_callback(end)
 
@@ -271,16 +287,26 @@ def compile_id_of(frame: FrameType | None) -> str:
 
 def user_code(frame: FrameType | None, fn: Any = None) -> Any | None:
     """The user's code object a compile is about: the code the `convert_frame._compile` frame compiles, unless that is
-    torch's own `wrap_inline` frame (a torch.nn module compiled whole, or any function on torch 2.11), then the code of
-    the callable it wraps (`fn`, the compile wrapper's callable)."""
+    torch's own `wrap_inline` frame (a torch.nn module compiled whole; on torch 2.11-2.12 also a function with no source
+    file), then the code of the callable it wraps (`fn`, the compile wrapper's callable)."""
     code = code_of(frame)
     if code is not None and "/torch/_dynamo/" not in str(getattr(code, "co_filename", "")).replace("\\", "/"):
         return code
     inner = getattr(fn, "__wrapped__", None)
     if hasattr(inner, "_call_impl") and not hasattr(inner, "__func__"):  # wrap_inline(module): its forward
         inner = getattr(type(inner), "forward", None)
+    inner = _module_forward(inner)
     inner = getattr(inner, "__func__", inner)
     return getattr(inner, "__code__", None) or code
+
+
+def _module_forward(fn: Any) -> Any:
+    """A module's bound call (`_call_impl`...) -> its class's forward, so a compile names the user's method: torch 2.14
+    and 2.15 compile a torch.nn module's `module.compile()` as `wrap_inline(module._call_impl)` (2.11-2.13: nothing)."""
+    owner = getattr(fn, "__self__", None)
+    if getattr(getattr(fn, "__func__", None), "__name__", "") in _CALLS and hasattr(owner, "_call_impl"):
+        return getattr(type(owner), "forward", fn)
+    return fn
 
 
 def compile_code(frame: FrameType | None, fn: Any = None) -> tuple[str, str, int] | None:
@@ -306,9 +332,12 @@ def _guard_failure(code: Any) -> str | None:
 
 
 def counters() -> Any:
-    """Dynamo's global counters (graph breaks, cache hits/misses), resolved once per monitor."""
-    from torch._dynamo.utils import counters as dynamo_counters
-
+    """Dynamo's global counters (graph breaks, cache hits/misses), resolved once per monitor; an empty table where this
+    torch has none (capability `dynamo_counters`)."""
+    try:
+        from torch._dynamo.utils import counters as dynamo_counters
+    except ImportError:
+        return {}
     return dynamo_counters
 
 
@@ -317,7 +346,7 @@ class BreakLog:
 
     `torch._dynamo.utils.graph_break_reasons` gets one `GraphCompileReason(reason, user_stack)` per graph break of
     every kind, data-dependent jumps (`if tensor.sum() > 0:`, "generic_jump") included, which the global
-    `counters["graph_break"]` misses on torch 2.13; `torch._dynamo.reset()` clears it. Present on 2.11 and 2.13
+    `counters["graph_break"]` misses (torch 2.11-2.15); `torch._dynamo.reset()` clears it. Present on 2.11-2.15
     (it backs `torch._dynamo.explain`). Absent (a renamed internal): the graph-break counter's deltas stand in.
     Read only from Dynamo's callbacks and our reset hook, which Dynamo serializes.
     """
@@ -376,7 +405,7 @@ _DDP_SPLIT_REASON = "DDPOptimizer intentional graph-break"
 def is_ddp_split(entry: Any) -> bool:
     """Whether a graph-break log entry is DDPOptimizer splitting the graph at a gradient-bucket boundary: one entry
     per bucket, its user stack a single synthetic frame (`torch/_dynamo/backends/distributed.py`, line 0,
-    `DDPOptimizer`), its reason starting "DDPOptimizer intentional graph-break" (torch 2.11 and 2.13). The split is
+    `DDPOptimizer`), its reason starting "DDPOptimizer intentional graph-break" (torch 2.11-2.15). The split is
     DDP overlapping gradient all-reduce with backward, not a graph break of the user's code: Dynamo compiled the frame
     whole, and the counter of real breaks never sees it."""
     stack = list(getattr(entry, "user_stack", None) or ())
@@ -428,3 +457,140 @@ def limit_hit_reason(record: logging.LogRecord) -> str | None:
 def limit_logger() -> logging.Logger:
     """The logger to attach the recompile-limit handler to."""
     return logging.getLogger(LIMIT_LOGGER)
+
+
+# -- capabilities: what this torch lets the readings above find, probed once when a monitor starts --------------------
+
+
+def probe() -> tuple[Capability, ...]:
+    """One record per private reading of this adapter (`monitor.capabilities`), found by looking the internals up the way
+    the readings above use them (never by version); a lookup that fails is a lost capability, never an exception."""
+    handler = _found(_handler)
+    events = handler is not None and all(
+        hasattr(handler, n)
+        for n in ("register_start_callback", "register_end_callback", "start_callbacks", "end_callbacks")
+    )
+    has_counters = isinstance(_found(lambda: _module("utils").counters), Mapping)
+    eval_frame, convert = _found(lambda: _module("eval_frame")), _found(lambda: _module("convert_frame"))
+    compile_fn = _found(lambda: _unwrap(convert._compile).__code__) if convert is not None else None
+    local = set(compile_fn.co_varnames + compile_fn.co_cellvars) if isinstance(compile_fn, CodeType) else set()
+    guard_failures = _found(lambda: _module("utils").guard_failures)
+    breaks = (
+        "graph breaks are counted from torch._dynamo.utils.counters['graph_break'] instead: without their file:line "
+        "site, and the breaks that counter misses (a tensor in a Python `if`) are not counted"
+        if has_counters
+        else "graph breaks are not counted: torch_compile_graph_breaks_total and graph_break_budget see only the "
+        "frames Dynamo gave up on"
+    )
+    return (
+        Capability(
+            name="compile_events",
+            available=events,
+            reads="torch._dynamo.callback.callback_handler (register_start_callback, register_end_callback, "
+            "start_callbacks, end_callbacks)",
+            effect="no compile is seen: every torch_compile_* count stays 0 and no budget fires",
+        ),
+        Capability(
+            name="reset_tracking",
+            available=events and callable(getattr(handler, "clear", None)),
+            reads="torch._dynamo.callback.callback_handler.clear",
+            effect="torch._dynamo.reset() is not seen: compiles after it are missed until the next scrape registers "
+            "the callbacks again, and first compiles after it may count as recompiles",
+        ),
+        Capability(
+            name="region_attribution",
+            available=eval_frame is not None and any(_is_wrapper(c) and _has(c, "fn") for c in _codes(eval_frame)),
+            reads="the compile_wrapper frame of torch/_dynamo/eval_frame.py (its local fn)",
+            effect="compiles are not attributed to regions: per-region counts and budgets stay 0, and no compile is "
+            "counted as unclaimed",
+        ),
+        Capability(
+            name="recompile_reasons",
+            available=isinstance(compile_fn, CodeType)
+            and _is_compile(compile_fn)
+            and bool({"reasons", "recompile_reason"} & local or ("code" in local and guard_failures is not None)),
+            reads="locals reasons / recompile_reason of torch._dynamo.convert_frame._compile "
+            "(or torch._dynamo.utils.guard_failures)",
+            effect='recompiles are counted without their guard: reason="other", no guard text or site',
+        ),
+        Capability(
+            name="graph_break_reasons",
+            available=_break_reasons() is not None,
+            reads="torch._dynamo.utils.graph_break_reasons",
+            effect=breaks,
+        ),
+        Capability(
+            name="dynamo_counters",
+            available=has_counters,
+            reads="torch._dynamo.utils.counters",
+            effect="Inductor cache hits and misses are not counted: torch_compile_cache_lookups_total stays 0",
+        ),
+        Capability(
+            name="recompile_limit_warning",
+            available=convert is not None
+            and any(isinstance(k, str) and k.startswith(_LIMIT_PREFIX) for c in _codes(convert) for k in c.co_consts),
+            reads=f'the "{_LIMIT_PREFIX}*" warning of logger {LIMIT_LOGGER}',
+            effect="recompile-limit hits are counted only from Dynamo's compilation metrics: at the next compile or "
+            "scrape, without the module instance",
+        ),
+    )
+
+
+def _found(lookup: Callable[[], Any]) -> Any:
+    """What a lookup returns, None where it raises (a renamed module or attribute)."""
+    try:
+        return lookup()
+    except Exception:
+        return None
+
+
+def _module(name: str) -> ModuleType:
+    """One of Dynamo's submodules, which `torch._dynamo` imports itself (a renamed one raises: `_found` says None)."""
+    import torch._dynamo
+
+    found = getattr(torch._dynamo, name)
+    if not isinstance(found, ModuleType):
+        raise AttributeError(f"torch._dynamo.{name} is not a module")
+    return found
+
+
+def _unwrap(fn: Any) -> Any:
+    """The function under `functools.wraps` layers (bounded: a wrapper chain may loop)."""
+    for _ in range(16):
+        inner = getattr(fn, "__wrapped__", None) if not isinstance(fn, ModuleType) else None
+        if inner is None:
+            break
+        fn = inner
+    return fn
+
+
+def _has(code: CodeType, name: str) -> bool:
+    return name in code.co_varnames or name in code.co_freevars or name in code.co_cellvars
+
+
+def _codes(module: ModuleType) -> Iterator[CodeType]:
+    """Every code object of a module's functions and classes' methods, nested ones included (a few hundred)."""
+    todo: list[Any] = []
+    for value in vars(module).values():
+        if isinstance(value, type) and value.__module__ == module.__name__:
+            todo += vars(value).values()
+        else:
+            todo.append(value)
+    codes = []
+    for value in todo:
+        fn = _function_of(value)
+        if getattr(fn, "__module__", None) == module.__name__ and isinstance(getattr(fn, "__code__", None), CodeType):
+            codes.append(fn.__code__)
+    while codes:
+        code = codes.pop()
+        yield code
+        codes += [k for k in code.co_consts if isinstance(k, CodeType)]
+
+
+def _function_of(value: Any) -> Any:
+    """The plain function behind a module or class attribute (a property's getter, a static or class method's
+    function, under its `functools.wraps` layers); None where looking raises."""
+    try:
+        return _unwrap(value.fget if isinstance(value, property) else getattr(value, "__func__", value))
+    except Exception:
+        return None

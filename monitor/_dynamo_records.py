@@ -1,7 +1,14 @@
 """The monitor's adapter for Dynamo's compilation-metrics records (private `torch._dynamo.utils`, verified on torch
-2.11 and 2.13): frames Dynamo gave up on and recompile-limit refusals, which fire no callback of their own.
+2.11 to 2.15): frames Dynamo gave up on and recompile-limit refusals, which fire no callback of their own.
 
 A sibling of `monitor/_dynamo.py` (the callbacks, the stack, graph breaks and counters), split from it at this seam.
+
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; a "graph break in loop" skip and a
+recompile-limit refusal run on all five). Same in all five: the `_compilation_metrics` deque and
+`get_compilation_metrics` / `set_compilation_metrics_limit`, the `CompilationMetrics` fields read here (`compile_id`,
+`fail_type`, `fail_reason`, `fail_user_frame_filename` / `_lineno`, `is_forward`, `has_guarded_code`), the record
+written after the end callback, the "Dynamo recompile limit exceeded" reason, `exc.Unsupported` / `UserError` and
+`config.suppress_errors`. Nothing differs.
 """
 
 from __future__ import annotations
@@ -9,14 +16,16 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from monitor.capabilities import Capability
+
 # -- frames Dynamo gave up on (they run eager, silently) ------------------------------------------------------------
-# A frame Dynamo cannot compile at all (torch 2.13: any graph break inside a Python loop -> "graph break in loop";
+# A frame Dynamo cannot compile at all (torch 2.11-2.15: any graph break inside a Python loop -> "graph break in loop";
 # other `Unsupported` skips) fires the normal start/end callbacks but no graph-break counter increment; the only
 # trace is `fail_type`/`fail_reason` on that compile's `CompilationMetrics` record. The end callback runs before the
-# record exists (both versions), so records are read lazily from `get_compilation_metrics()` (a bounded deque, not
+# record exists (torch 2.11-2.15), so records are read lazily from `get_compilation_metrics()` (a bounded deque, not
 # cleared by `reset()`), only those appended since the previous read, matched by the compile ids we attributed.
 # Why not a handler on logger `torch._utils_internal`: it logs at INFO, so receiving it means lowering a torch
-# logger's level, which makes torch's own handler print every record. Verified on torch 2.13 and 2.11.
+# logger's level, which makes torch's own handler print every record. Verified on torch 2.11-2.15.
 _LIMIT_FAIL = "Dynamo recompile limit exceeded"
 """`fail_reason` prefix of a recompile-limit refusal (the record backs up the limit warning, which a silenced torch
 logger never emits)."""
@@ -114,7 +123,7 @@ def _utils() -> Any:
 
 
 def _fail_site(rec: Any) -> str:
-    """`file:line` of the user frame a failed compile stopped in (`fail_user_frame_*`, torch 2.11-2.13), or ""."""
+    """`file:line` of the user frame a failed compile stopped in (`fail_user_frame_*`, torch 2.11-2.15), or ""."""
     file, line = getattr(rec, "fail_user_frame_filename", None), getattr(rec, "fail_user_frame_lineno", None)
     return f"{file}:{line}" if file and line else ""
 
@@ -149,3 +158,27 @@ def skip_reason(fail_reason: str) -> str:
             cause = next((nxt for nxt in lines[i + 1 :] if nxt), "")
             return f"{head} -> {cause}" if cause else head
     return head
+
+
+# -- capabilities: probed once when a monitor starts (see `monitor.capabilities`) ------------------------------------
+RECORD_FIELDS = frozenset({"compile_id", "fail_type", "fail_reason"})
+"""Fields of a compilation-metrics record `SkippedFrames` cannot do without."""
+
+
+def probe() -> tuple[Capability, ...]:
+    """Whether this torch keeps compilation-metrics records with the fields read above (looked up, never by version)."""
+    utils = _utils()
+    records = getattr(utils, "_compilation_metrics", None) is not None or callable(
+        getattr(utils, "get_compilation_metrics", None)
+    )
+    record = getattr(utils, "CompilationMetrics", None)
+    fields = set(getattr(record, "__dataclass_fields__", None) or getattr(record, "__annotations__", None) or ())
+    return (
+        Capability(
+            name="compilation_metrics",
+            available=records and RECORD_FIELDS <= fields,
+            reads="torch._dynamo.utils.get_compilation_metrics() records (compile_id, fail_type, fail_reason)",
+            effect="frames Dynamo gave up on (they run eager) are neither logged nor counted as graph breaks, and "
+            "recompile-limit hits come only from Dynamo's warning (none while torch's logging is silenced)",
+        ),
+    )

@@ -1,6 +1,16 @@
-"""The monitor's ONE adapter for private `torch._inductor` / `torch._functorch` cache internals (torch 2.11 and 2.13):
+"""The monitor's ONE adapter for private `torch._inductor` / `torch._functorch` cache internals (torch 2.11 to 2.15):
 every FX-graph and AOTAutograd cache lookup with its key, Inductor's own key components and hit or miss, for the
 cold-compile explanation (`coldstart`). Dynamo's own internals stay in `_dynamo`.
+
+Torch versions: read against 2.11.0, 2.12.1, 2.13.0, 2.14.1 and 2.15.0 (sources; a cold then warm forward and backward
+run on all five: the same six lookups on each). Same in all five: the staticmethod
+`FxGraphCache.load_with_key(key, debug_lines, ...) -> (graph, cache_info)` with `cache_state` / `time_saved_ns`, the
+module function `autograd_cache_key -> (key, debug_lines)` called by its global name, the staticmethod
+`AOTAutogradCache.try_load` and its `autograd_cache_hit` / `_miss` counters, the file layout `compile_position` names,
+the compile workers' `--parent=` argument. Differs: AOTAutograd's `debug_lines` are always filled on 2.11 and only
+under DEBUG logging from 2.12 on (empty lines, not an error); 2.15's `try_load` agrees a hit across ranks before
+counting it (`sync_cache_decision_cross_ranks`: a hit another rank rejected counts as a miss), which this reader sees
+through the same counters.
 """
 
 from __future__ import annotations
@@ -12,17 +22,18 @@ from collections.abc import Callable
 from typing import Any
 
 from monitor._dynamo import counters
+from monitor.capabilities import Capability
 
 # -- Inductor cache lookups: key, Inductor's own key components, hit or miss ------------------------------------------
 # Every FX-graph cache lookup goes through `torch._inductor.codecache.FxGraphCache.load_with_key(key, debug_lines,
 # ...)`, which returns `(graph or None, cache_info)` with `cache_info["cache_state"]` ("hit"/"miss") and, on a hit,
 # `time_saved_ns` (the entry's original compile time); `debug_lines` are `FxGraphCachePickler.debug_lines()`, one
 # `[hash] name: value` line per ingredient of the key. AOTAutograd computes its key in the module function
-# `torch._functorch._aot_autograd.autograd_cache.autograd_cache_key(...) -> (key, debug_lines)` (2.13 fills
-# debug_lines only under DEBUG logging: empty otherwise) and decides hit/miss in `AOTAutogradCache.try_load`
-# (counted in `counters["aot_autograd"]`). Same names and call sites in torch 2.11 and 2.13 (class and module
-# attributes looked up at call time), so wrapping them sees every lookup; they are wrapped only while a listener
-# is subscribed, restored when the last one leaves, and a missing internal leaves lookups unseen, never raising.
+# `torch._functorch._aot_autograd.autograd_cache.autograd_cache_key(...) -> (key, debug_lines)` (2.12+ fill debug_lines
+# only under DEBUG logging, empty otherwise; 2.11 always) and decides hit/miss in `AOTAutogradCache.try_load` (counted
+# in `counters["aot_autograd"]`). Same names and call sites in torch 2.11-2.15 (class and module attributes looked up at
+# call time), so wrapping them sees every lookup; they are wrapped only while a listener is subscribed, restored when
+# the last one leaves, and a missing internal leaves lookups unseen, never raising.
 # Why not the structured trace (`fx_graph_cache_miss` artifacts): a handler on `torch.__trace` makes torch compute
 # every artifact's payload on every compile (graph dumps, output code: ~70 kB per FX lookup measured).
 
@@ -82,22 +93,22 @@ def _install() -> bool:
     aot_key = getattr(autograd_cache, "autograd_cache_key", None)
     aot_cls = getattr(autograd_cache, "AOTAutogradCache", None)
     try_load = aot_cls.__dict__.get("try_load") if aot_cls is not None else None
-    if not isinstance(fx_load, staticmethod):
-        return False
-    _originals["fx"] = fx_load
-    setattr(codecache.FxGraphCache, "load_with_key", staticmethod(_fx_wrapper(fx_load.__func__)))  # noqa: B010
+    if isinstance(fx_load, staticmethod):  # each cache on its own: one renamed leaves the other seen
+        _originals["fx"] = fx_load
+        setattr(codecache.FxGraphCache, "load_with_key", staticmethod(_fx_wrapper(fx_load.__func__)))  # noqa: B010
     if aot_cls is not None and callable(aot_key) and isinstance(try_load, staticmethod):
         _originals["aot_key"], _originals["try_load"] = aot_key, try_load
         autograd_cache.autograd_cache_key = _aot_key_wrapper(aot_key)
         setattr(aot_cls, "try_load", staticmethod(_try_load_wrapper(try_load.__func__)))  # noqa: B010
-    return True
+    return bool(_originals)
 
 
 def _uninstall() -> None:
     from torch._functorch._aot_autograd import autograd_cache
     from torch._inductor import codecache
 
-    setattr(codecache.FxGraphCache, "load_with_key", _originals.pop("fx"))  # noqa: B010
+    if "fx" in _originals:
+        setattr(codecache.FxGraphCache, "load_with_key", _originals.pop("fx"))  # noqa: B010
     if "aot_key" in _originals:
         autograd_cache.autograd_cache_key = _originals.pop("aot_key")
         setattr(autograd_cache.AOTAutogradCache, "try_load", _originals.pop("try_load"))  # noqa: B010
@@ -151,9 +162,45 @@ def _try_load_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
     return try_load
 
 
+def probe() -> tuple[Capability, ...]:
+    """Whether this torch has the cache-lookup functions wrapped above (looked up, never by version; capabilities:
+    `monitor.capabilities`)."""
+    try:
+        from torch._inductor import codecache
+
+        fx = isinstance(codecache.FxGraphCache.__dict__.get("load_with_key"), staticmethod)
+    except Exception:
+        fx = False
+    try:
+        from torch._functorch._aot_autograd import autograd_cache
+
+        aot_cls = getattr(autograd_cache, "AOTAutogradCache", None)
+        aot = callable(getattr(autograd_cache, "autograd_cache_key", None)) and isinstance(
+            aot_cls.__dict__.get("try_load") if aot_cls is not None else None, staticmethod
+        )
+    except Exception:
+        aot = False
+    effect = "{} cache lookups are not seen: with a warm manifest, no cold_compile event or "
+    effect += "torch_compile_cold_compiles_total for them; compile-contract warm records none of their keys"
+    return (
+        Capability(
+            name="fx_graph_lookups",
+            available=fx,
+            reads="torch._inductor.codecache.FxGraphCache.load_with_key",
+            effect=effect.format("FX-graph"),
+        ),
+        Capability(
+            name="aot_autograd_lookups",
+            available=aot,
+            reads="torch._functorch._aot_autograd.autograd_cache (autograd_cache_key, AOTAutogradCache.try_load)",
+            effect=effect.format("AOTAutograd"),
+        ),
+    )
+
+
 # -- where a running compile is, read from another thread (SIGTERM, exit, a budget overrun) ---------------------------
 # The compiling thread's Python frames (`sys._current_frames()`, CPython), innermost first. torch's file layout names
-# the stage (same in 2.11 and 2.13): `_dynamo/` traces, `_functorch/` runs AOTAutograd, `_inductor/` lowers and builds
+# the stage (same in 2.11-2.15): `_dynamo/` traces, `_functorch/` runs AOTAutograd, `_inductor/` lowers and builds
 # (`select_algorithm.py` autotunes, `async_compile.py` waits for the compile workers, `codecache.py`/`cpp_builder.py`
 # build). A frame of the `filelock` package means it waits for an Inductor cache lock (`<cache dir>/locks/*.lock`,
 # flock: held by another live process); the lock's path is that frame's `self.lock_file`. Inductor's compile workers

@@ -29,6 +29,26 @@ class RecompileBudgetExceeded(RuntimeError):
         )
 
 
+MAX_CHAIN = 32
+"""Exceptions walked in a chain by `breach_of` (a wrapper of a wrapper of the breach is deep enough)."""
+
+
+def breach_of(exc: BaseException | None) -> RecompileBudgetExceeded | None:
+    """The budget breach an exception is or wraps, else None: how to recognise a `fail` breach whatever raised it.
+
+    A region's armed call raises the breach itself. An armed unclaimed budget raises it in Dynamo's compile callback,
+    and Dynamo re-raises every error of a callback as `InternalTorchDynamoError(...) from None`
+    (torch/_dynamo/convert_frame.py, torch 2.11 to 2.15): the breach is that error's `__context__`, never its
+    `__cause__`, so the whole chain is walked (bounded, cycle-safe)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen and len(seen) < MAX_CHAIN:
+        if isinstance(exc, RecompileBudgetExceeded):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def _raiser(error: RecompileBudgetExceeded) -> Callable[[Target], Callable[..., Any]]:
     """Build, per target, a callable that raises the breach error instead of running the region."""
 

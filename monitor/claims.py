@@ -33,6 +33,14 @@ class Claims:
         self._region_breach = breach
         self._fail = fail
         self._verified: set[int] = set()
+        self.lazy: list[Target] = [
+            t
+            for rb in binding.regions.values()
+            if rb.region.enabled and rb.region.engine and rb.region.verify_at == "first_compile"
+            for t in rb.targets
+            if t.engine is None
+        ]
+        """Targets of lazily compiled engine regions not verified yet (their compile did not exist at start)."""
         self._inside: dict[int, tuple[Any, tuple[str, ...]]] = {}
         self.armed: RecompileBudgetExceeded | None = None
         """Set when the unclaimed budget was exceeded with `unclaimed_on_breach = "fail"`: the monitor's start callback
@@ -44,7 +52,14 @@ class Claims:
         code = _dynamo.user_code(frame, fn)
         name = _code_name(code, fn)
         recompile = _dynamo.is_recompile(compile_id)
-        counted = self._ledger.unclaimed.record(name, recompile)
+        why: dict[str, Any] = {}
+        if recompile and frame is not None:
+            reasons = _dynamo.reasons_of(frame)
+            text = reasons[0] if reasons else ""
+            why = {"reason": categorize(text), "guard": brief(text, 300), "guard_site": guard_site(text)}
+        counted = self._ledger.unclaimed.record(
+            name, recompile, seconds=seconds, breaks=breaks, reason=why.get("reason")
+        )
         fields: dict[str, Any] = {
             "region": LABEL,
             "code": counted.code,
@@ -55,11 +70,8 @@ class Claims:
             "recompile": recompile,
             "graph_breaks": breaks,
             "count": counted.total,
+            **why,
         }
-        if recompile and frame is not None:
-            reasons = _dynamo.reasons_of(frame)
-            text = reasons[0] if reasons else ""
-            fields.update(reason=categorize(text), guard=brief(text, 300), guard_site=guard_site(text))
         regions = self._regions_inside(fn)
         if regions:
             fields["contains_regions"] = list(regions)
@@ -105,8 +117,12 @@ class Claims:
         """A region the engine compiles, at each instance's first compile: compiled with the contract's settings?
         A difference is logged and is a breach of the region (`engine_settings`)."""
         diff = self.verify(target, context)
-        if not diff:
-            return
+        if diff:
+            self._mismatch(target, cid, diff)
+
+    def _mismatch(self, target: Target, cid: str, diff: str, *, served: int = 0) -> None:
+        """An engine region instance compiled with other settings than the contract's: logged, a region breach;
+        `served`: this many instances (the first named) run a graph compiled outside the contract with these."""
         self._say(
             "error",
             "engine_compile_mismatch",
@@ -115,6 +131,8 @@ class Claims:
             method=target.method,
             compile_id=cid,
             differences=diff,
+            served=bool(served),
+            **({"instances": served} if served else {}),
         )
         out = self._ledger.record_breach(target.region, "engine_settings", diff)
         if out is not None:
@@ -144,6 +162,58 @@ class Claims:
         for t in self._binding.regions[region].targets:
             if t.engine is None:
                 t.engine = found.get((id(t.module), t.method))
+
+    def verify_served(self) -> None:
+        """Lazily compiled engine instances whose compile exists by now though no compile of theirs fired: Dynamo
+        served their calls from a graph compiled earlier, so there was no compile to verify them at. Siblings of an
+        instance that compiled share its verified code; in a region with no compile on record the graph was compiled
+        for a model outside the contract: each instance's settings are read from the engine's compile (the adapter,
+        `contract._compiled`) and the instances are marked served (`served_compile`)."""
+        from contract.binding.apply import engine_compiles
+
+        self.lazy = [t for t in self.lazy if id(t) not in self._verified]
+        if not self.lazy:
+            return
+        found = engine_compiles(self._binding.model)
+        by_region: dict[str, list[Target]] = {}
+        for target in self.lazy:
+            comp = target.engine or found.get((id(target.module), target.method))
+            if comp is not None:
+                target.engine = comp  # an eager or fail action must reach it
+                self._verified.add(id(target))
+                by_region.setdefault(target.region, []).append(target)
+        self.lazy = [t for t in self.lazy if id(t) not in self._verified]
+        for region, targets in by_region.items():
+            if self._ledger.compiles_of(region) == 0:
+                self._served(region, targets)
+
+    def _served(self, region: str, targets: list[Target]) -> None:
+        """Instances of one region running a graph compiled outside the contract: counted, said once, verified (one
+        `engine_compile_mismatch` per distinct difference)."""
+        from contract import _compiled
+
+        for target in targets:
+            self._ledger.record_served(region, id(target.module))
+        first = targets[0]
+        self._say(
+            "warning",
+            "served_compile",
+            region=region,
+            module=first.path or "<root>",
+            method=first.method,
+            instances=len(targets),
+            effect="runs a graph Dynamo compiled earlier for a model outside the contract: no compile of its own "
+            "fired (the region counts none); its settings were verified from the engine's compile",
+        )
+        want = _compiled.expected_for(self._binding.regions[region].region)
+        differ: dict[str, list[Target]] = {}
+        for target in targets:
+            settings = target.engine.settings if target.engine is not None else None
+            diff = "; ".join(want.differences(settings)) if want is not None and settings is not None else ""
+            if diff:
+                differ.setdefault(diff, []).append(target)
+        for diff, same in differ.items():
+            self._mismatch(same[0], "", diff, served=len(same))
 
 
 def _code_name(code: Any, fn: Any) -> str:

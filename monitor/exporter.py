@@ -16,6 +16,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
+from monitor.capabilities import NAMES as CAPABILITIES
 from monitor.ledger import BUCKETS, CACHES, COLUMNS, ERROR_KINDS, Ledger
 from monitor.reasons import CATEGORIES
 
@@ -175,6 +176,16 @@ def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family,
             "counter",
             [(p + "monitor_errors_total", {"kind": k}) for k in ERROR_KINDS],
             lambda _rows, t: [t["errors"].get(k, 0) for k in ERROR_KINDS],
+        )
+    )
+    fams.append(
+        _family(
+            p + "monitor_degraded",
+            "1 when the monitor cannot read this capability from the installed torch (a renamed internal): what it "
+            "feeds is not counted (the rank's monitor_degraded log event says what).",
+            "gauge",
+            [(p + "monitor_degraded", {"capability": c}) for c in CAPABILITIES],
+            lambda _rows, t: [1 if c in t["degraded"] else 0 for c in CAPABILITIES],
         )
     )
     fams.append(

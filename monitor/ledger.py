@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from contract.document.schema import Region
 from monitor.reasons import CATEGORIES
+from monitor.unclaimed import LABEL as UNCLAIMED
 from monitor.unclaimed import Unclaimed
 
 BUCKETS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
@@ -115,6 +116,9 @@ class RegionStats:
     """Compiles that missed the cache although the warm manifest recorded them (`cold_compile` events)."""
     budget_compile_seconds: float = 0.0
     """The longest compile counted against `compile_seconds_budget` (first compiles, recompiles after warm-up)."""
+    served: int = 0
+    """Instances of an engine region that run code Dynamo compiled earlier for an instance outside the contract (the
+    region had no compile of its own): no compile fired for them."""
 
 
 class Outcome(NamedTuple):
@@ -138,7 +142,13 @@ class Ledger:
     """Per-region state, updated from Dynamo's callbacks and read at scrape/snapshot time."""
 
     def __init__(
-        self, regions: Iterable[Region], *, manual_warmup: bool = False, unclaimed_budget: int | None = None
+        self,
+        regions: Iterable[Region],
+        *,
+        manual_warmup: bool = False,
+        unclaimed_budget: int | None = None,
+        degraded: Iterable[str] = (),
+        unclaimed_on_breach: str = "alert",
     ) -> None:
         self._lock = threading.Lock()
         self._regions = {r.name: RegionStats(region=r) for r in regions}
@@ -147,9 +157,11 @@ class Ledger:
         self.manual_warmup = manual_warmup
         self.warm = False
         self.errors = dict.fromkeys(ERROR_KINDS, 0)
-        self.unclaimed = Unclaimed(unclaimed_budget)
+        self.unclaimed = Unclaimed(unclaimed_budget, unclaimed_on_breach)
         """Compiles no region claims (its own lock: they never touch a region's stats)."""
         self.resets = 0
+        self.degraded = frozenset(degraded)
+        """Capabilities this torch lacks (`monitor.capabilities`), fixed at start: what the monitor cannot count."""
 
     @property
     def region_names(self) -> tuple[str, ...]:
@@ -249,6 +261,18 @@ class Ledger:
         """A compile of the region missed the cache although the warm manifest recorded it."""
         with self._lock:
             self._regions[region].cold_compiles += 1
+
+    def record_served(self, region: str, instance: int) -> None:
+        """An instance whose calls run code Dynamo compiled for another instance: it runs compiled, with no compile."""
+        with self._lock:
+            rs = self._regions[region]
+            self._instance(rs, instance)
+            rs.served += 1
+
+    def compiles_of(self, region: str) -> int:
+        """Compiles of the region so far (all instances)."""
+        with self._lock:
+            return self._regions[region].compiles
 
     def record_compile_seconds(self, region: str, seconds: float) -> Outcome | None:
         """One counted compile's duration against `compile_seconds_budget`; an Outcome on the region's first breach
@@ -393,9 +417,14 @@ class Ledger:
             return self._frames.get(frame)
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
-        """Plain data per region, stable keys (what `Monitor.snapshot()` and the exporter read)."""
+        """Plain data per region, stable keys (what `Monitor.snapshot()` and the exporter read); once a compile no
+        region claims happened, an `<unclaimed>` entry too (the report's row), with the same keys and `codes`."""
         with self._lock:
-            return {name: _region_dict(rs) for name, rs in self._regions.items()}
+            out = {name: _region_dict(rs) for name, rs in self._regions.items()}
+        unclaimed = self.unclaimed.export()
+        if unclaimed["compiles"]:
+            out[UNCLAIMED] = _unclaimed_dict(unclaimed)
+        return out
 
     def export(self) -> tuple[list[tuple], dict[str, Any]]:
         """One consistent read for the exporter: a flat row per region (contract order, laid out as `EXPORT_COLUMNS`)
@@ -427,7 +456,7 @@ class Ledger:
             return rows, self._totals()
 
     def totals(self) -> dict[str, Any]:
-        """Monitor-wide values: warm flag, internal errors, unclaimed compiles, resets seen."""
+        """Monitor-wide values: warm flag, internal errors, unclaimed compiles, resets seen, capabilities lost."""
         with self._lock:
             return self._totals()
 
@@ -437,6 +466,7 @@ class Ledger:
             "errors": dict(self.errors),
             "unclaimed": self.unclaimed.export(),
             "resets": self.resets,
+            "degraded": self.degraded,
         }
 
 
@@ -470,6 +500,45 @@ def _region_dict(rs: RegionStats) -> dict[str, Any]:
         "cold_compiles": rs.cold_compiles,
         "compile_seconds_budget": r.compile_seconds_budget,
         "budget_compile_seconds": rs.budget_compile_seconds,
+        "served_instances": rs.served,
+    }
+
+
+def _unclaimed_dict(u: dict[str, Any]) -> dict[str, Any]:
+    """The `<unclaimed>` entry: a region's keys (what does not apply to compiles outside every region is 0, empty or
+    None), its budget under `unclaimed_compile_budget`, and per compiled code name its compiles and recompiles."""
+    breached = bool(u["breached"])
+    return {
+        "compiles": u["compiles"],
+        "recompiles": u["recompiles"],
+        "graph_breaks": u["graph_breaks"],
+        "skipped_frames": 0,
+        "ddp_splits": 0,
+        "breached": breached,
+        "eager_fallback": False,
+        "compile_seconds": u["seconds"],
+        "budget_recompiles": 0,
+        "budget_graph_breaks": 0,
+        "recompile_budget": None,
+        "graph_break_budget": None,
+        "on_breach": u["on_breach"],
+        "breaches": ["unclaimed_compile_budget"] if breached else [],
+        "fail_armed": breached and u["on_breach"] == "fail",
+        "recompile_limit_hits": 0,
+        "recompiles_by_reason": {c: u["by_reason"].get(c, 0) for c in CATEGORIES},
+        "cache": {c: {"hit": 0, "miss": 0} for c in CACHES},
+        "compile_events": u["compiles"],
+        "compile_seconds_buckets": [0] * len(BUCKETS),
+        "backward_compiles": 0,
+        "cudagraph_recordings": 0,
+        "instances": 0,
+        "last_reasons": [],
+        "cold_compiles": 0,
+        "compile_seconds_budget": None,
+        "budget_compile_seconds": 0.0,
+        "served_instances": 0,
+        "unclaimed_compile_budget": u["budget"],
+        "codes": {code: {"compiles": n, "recompiles": r} for code, (n, r) in u["codes"].items()},
     }
 
 

@@ -139,6 +139,19 @@ def generalizes(reason: str, dynamic: object) -> bool:
     return True
 
 
+_INSTANCE = re.compile(r"(?<![\w.])(?:L\[['\"]self['\"]\]|self|fn\.__self__)(?!\w)")
+"""The compiled module instance in a guard: `self` / `L['self']` (a method's receiver) or `fn.__self__` (a
+torch.nn module compiled whole), with or without an attribute after it."""
+
+
+def names_instance(reason: str) -> bool:
+    """Whether a guard-failure text's guard reads the compiled module instance (its attribute, its id or type, its
+    parameter's shape): state that differs per instance, unlike a guard on an input (`tensor 'x' ...`). Only the guard
+    itself is read: its source comment quotes code that may say `self` anyway."""
+    head = _COMPILE_ID.sub("", first_line(reason[:HEAD_CHARS]), count=1).split("(HINT")[0].split(" #", 1)[0]
+    return bool(_INSTANCE.search(head))
+
+
 def break_summary(reason: str, limit: int = 160) -> str:
     """A graph-break reason as one line: its first line and Dynamo's explanation (a tensor in a Python `if` named)."""
     head = first_line(reason[:20_000])

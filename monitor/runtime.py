@@ -14,8 +14,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from contract.binding.targets import Binding, Target
-from monitor import _dynamo
+from monitor import _dynamo, _dynamo_records, _inductor
 from monitor.actions import RecompileBudgetExceeded, act
+from monitor.capabilities import Capabilities
 from monitor.claims import Claims
 from monitor.coldstart import ColdStart
 from monitor.eager_frames import EagerFrames
@@ -25,7 +26,7 @@ from monitor.inflight import Inflight
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.outputs import Outputs
-from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site
+from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site, names_instance
 from monitor.unclaimed import LABEL as UNCLAIMED
 
 TARGET_CACHE = 4096
@@ -66,10 +67,16 @@ class Monitor:
         self._act = act
         """Carries out `on_breach` (`monitor.actions.act`; an engine adapter defers `fail` to its step boundary)."""
         spec = binding.contract.monitor
+        self.capabilities = Capabilities(_dynamo.probe() + _dynamo_records.probe() + _inductor.probe())
+        """What the installed torch lets the monitor read, probed once here; each lost one is degraded on its own."""
+        self._hooked = "compile_events" in self.capabilities
+        self._attributes = "region_attribution" in self.capabilities
         self.ledger = Ledger(
             (rb.region for rb in binding.regions.values()),
             manual_warmup=manual_warmup,
             unclaimed_budget=spec.unclaimed_compile_budget,
+            degraded=(c.name for c in self.capabilities.lost),
+            unclaimed_on_breach=spec.unclaimed_on_breach,
         )
         self.log = logger if logger is not None else make_logger(spec.log_format, environ=environ)
         self._info_on = logging.getLogger(LOGGER_NAME).isEnabledFor if logger is None else None
@@ -128,7 +135,8 @@ class Monitor:
         self.registry.register(self._collector)
         self._limit = _LimitHandler(self._guard(self._eager.on_limit_warning))
         self._start_cb, self._end_cb = self._on_start, self._on_end  # each catches its own exceptions
-        _dynamo.register(self._start_cb, self._end_cb, self._guard(self._on_reset))
+        if self._hooked:
+            _dynamo.register(self._start_cb, self._end_cb, self._guard(self._on_reset))
         _dynamo.limit_logger().addHandler(self._limit)
         self._outputs = Outputs(binding.contract, self.registry, self._env, say=self._say, on_error=self._error)
         self.server: Server | None = self._outputs.serve(self._collector, self.ledger) if serve else None
@@ -141,6 +149,15 @@ class Monitor:
             self._events.write("info", "monitor_started", started)
         started.pop("region_settings")
         self._say("info", "monitor_started", tee=False, **started)
+        for cap in self.capabilities.lost:
+            self._say(
+                "warning",
+                "monitor_degraded",
+                capability=cap.name,
+                reads=cap.reads,
+                torch=started.get("torch"),
+                effect=cap.effect,
+            )
         if self.cold.manifest_error:
             self._say("warning", "warm_manifest_unreadable", error=self.cold.manifest_error)
 
@@ -156,6 +173,11 @@ class Monitor:
         self.ledger.mark_warm()
         self._say("info", "monitor_warm")
 
+    def emit(self, level: str, event: str, **fields: Any) -> None:
+        """Emit an event of the code driving the model (an engine adapter's stop) through the monitor's own sink: its
+        log and its `[monitor] events_path` file, so the report sees it; never raises."""
+        self._say(level, event, **fields)
+
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """Per region plain data with stable keys: compiles, recompiles, graph_breaks, breached, eager_fallback..."""
         self._refresh()
@@ -163,14 +185,28 @@ class Monitor:
 
     def ensure_hooks(self) -> None:
         """Re-register callbacks something removed (a reset path that bypassed `clear()`)."""
-        if not self._stopped and _dynamo.ensure(self._start_cb, self._end_cb):
+        if not self._stopped and self._hooked and _dynamo.ensure(self._start_cb, self._end_cb):
             self._on_reset()
             self._say("warning", "monitor_hooks_reregistered")
 
+    @property
+    def verifying(self) -> bool:
+        """Some instance of a lazily compiled engine region (`verify_at = "first_compile"`) is not verified yet."""
+        return bool(self._claims.lazy)
+
+    def verify_engine(self) -> None:
+        """Verify lazily compiled engine instances whose compile exists by now, even if no compile of theirs fired
+        (Dynamo served them a graph compiled for another model of the class); the adapters call it at each step
+        boundary while `verifying`, every read of the ledger does too. Not while a compile runs (its end verifies)."""
+        if self._claims.lazy and not self._inflight:
+            self._run_hook(self._claims.verify_served)
+
     def _refresh(self) -> None:
-        """Before any read of the ledger: hooks still registered, skipped frames of past compiles counted."""
+        """Before any read of the ledger: hooks still registered, skipped frames of past compiles counted, lazily
+        compiled engine instances verified."""
         self.ensure_hooks()
         self._run_hook(self._eager.check)
+        self.verify_engine()
 
     def stop(self) -> None:
         """Unhook, write the final snapshot / push if configured, close the server (idempotent).
@@ -182,14 +218,17 @@ class Monitor:
             return
         if os.getpid() != self._owner_pid:
             self._stopped = True
-            _dynamo.unregister(self._start_cb, self._end_cb)
+            if self._hooked:
+                _dynamo.unregister(self._start_cb, self._end_cb)
             return
         self._run_hook(self._eager.check)
+        self.verify_engine()
         self._stopped = True
         atexit.unregister(self.stop)
         if self._sigterm is not None:
             self._sigterm.uninstall()
-        _dynamo.unregister(self._start_cb, self._end_cb)
+        if self._hooked:
+            _dynamo.unregister(self._start_cb, self._end_cb)
         _dynamo.limit_logger().removeHandler(self._limit)
         self.cold.stop()
         self._running.interrupted("stop")
@@ -201,6 +240,15 @@ class Monitor:
         self._say("info", "monitor_stopped", summary=summary_fields(self.ledger.snapshot()), **hint)
         if self._events is not None:
             self._events.close()
+
+    def unregister(self) -> None:
+        """Take this monitor's metric families out of its registry (after `stop()`, its last values stay readable
+        until then): a later monitor on the same registry, such as the next run of a reused adapter, registers its
+        own; idempotent."""
+        try:
+            self.registry.unregister(self._collector)
+        except KeyError:  # already taken out
+            pass
 
     def __enter__(self) -> Monitor:
         return self
@@ -263,7 +311,7 @@ class Monitor:
         except Exception as exc:
             self._error("hook", exc)
         if self._claims.armed is not None and self._running.region_now() == UNCLAIMED:
-            raise self._claims.armed  # Dynamo surfaces it as InternalTorchDynamoError caused by this breach
+            raise self._claims.armed  # Dynamo re-raises it as InternalTorchDynamoError from None: see `breach_of`
 
     def _on_end(self, args: Any) -> None:
         """End callback (guarded: a fault is counted once, never raised into Dynamo)."""
@@ -282,6 +330,8 @@ class Monitor:
         breaks, splits, cache = self._deltas()
         lookups = self.cold.take()
         cid = _dynamo.compile_id(args)
+        if target is None and not self._attributes:
+            return None  # no compile_wrapper to read: every compile would look unclaimed
         if target is None:
             return self._claims.unclaimed(cid, fn, self._stack.compile_frame(), seconds, len(breaks))
         out = self.ledger.record_compile(target.region, id(target.module), cid, seconds, breaks, cache, splits)
@@ -290,10 +340,13 @@ class Monitor:
         if not self.binding.regions[target.region].region.fullgraph:  # fullgraph raises: not a silent eager frame
             self._eager.expect(cid, (target, cid, len(breaks)))
         reason = category = None
+        shared: dict[str, Any] = {}
         if out.recompile:
             frame = self._stack.compile_frame()
             reason, category = self._reason(target, _dynamo.reasons_of(frame) if frame is not None else [])
-        self._after(target, cid, seconds, out, reason, category, breaks, cache)
+        elif _dynamo.is_recompile(cid):
+            shared = self._shared_guard()
+        self._after(target, cid, seconds, out, reason, category, breaks, cache, shared)
         self._warm_side(target, cid, seconds, out, lookups)
         if splits:
             self._say(
@@ -378,6 +431,15 @@ class Monitor:
         fn = _dynamo.compiled_callable()
         return self._target_of(fn) if fn is not None else None
 
+    def _shared_guard(self) -> dict[str, Any]:
+        """`compile` fields of an instance's first compile of a frame Dynamo compiled before (for another instance):
+        the guard that failed, preferring one that names the instance (`self.idx == 1`: one graph per instance, CC408)
+        over one about an input (the first layer's input alone lacks grad: one more graph, shared)."""
+        frame = self._stack.compile_frame()
+        reasons = _dynamo.reasons_of(frame) if frame is not None else []
+        text = next((r for r in reasons if names_instance(r)), reasons[0] if reasons else "")
+        return {"guard": brief(text, 300), "guard_site": guard_site(text), "instance_guard": names_instance(text)}
+
     def _reason(self, target: Target, reasons: list[str]) -> tuple[str, str]:
         """Text and category of this instance's own guard failure (Dynamo lists every entry's)."""
         mine = (target.region, id(target.module))
@@ -397,9 +459,10 @@ class Monitor:
         category: str | None,
         breaks: tuple[tuple[str, str], ...],
         cache: dict | None,
+        shared: dict[str, Any],
     ) -> None:
         """Log lines (the per-compile info line only when that level is on, or into the event file) and the breach
-        action."""
+        action; `shared`: the guard of a frame Dynamo compiled before for another instance."""
         info = self._info_on is None or self._info_on(logging.INFO)
         if info or self._events is not None:
             self._say(
@@ -412,6 +475,7 @@ class Monitor:
                 compile_id=cid,
                 seconds=seconds,
                 recompile=out.recompile,
+                **shared,
                 **cache_fields(cache),
             )
         if out.recompile:

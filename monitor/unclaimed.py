@@ -33,19 +33,31 @@ class Counted(NamedTuple):
 class Unclaimed:
     """Unclaimed compiles and recompiles per code name, and the budget over their total."""
 
-    def __init__(self, budget: int | None) -> None:
+    def __init__(self, budget: int | None, on_breach: str = "alert") -> None:
         self.budget = budget
         """`[monitor] unclaimed_compile_budget` (None: no budget)."""
+        self.on_breach = on_breach
+        """`[monitor] unclaimed_on_breach`: `alert` or `fail`."""
         self._lock = threading.Lock()
         self._codes: dict[str, list[int]] = {}
         self._total = 0
         self._recompiles = 0
+        self._seconds = 0.0
+        self._breaks = 0
+        self._reasons: dict[str, int] = {}
         self.breached = False
         """The budget was exceeded (once; the action ran then)."""
 
-    def record(self, code: str, recompile: bool) -> Counted:
-        """Count one compile of `code` (a recompile when Dynamo had compiled that frame before)."""
+    def record(
+        self, code: str, recompile: bool, *, seconds: float = 0.0, breaks: int = 0, reason: str | None = None
+    ) -> Counted:
+        """Count one compile of `code` (a recompile when Dynamo had compiled that frame before; `reason`: its guard's
+        category), its seconds and graph breaks."""
         with self._lock:
+            self._seconds += seconds
+            self._breaks += breaks
+            if recompile and reason:
+                self._reasons[reason] = self._reasons.get(reason, 0) + 1
             label = code if code in self._codes or len(self._codes) < MAX_CODES else OTHER
             counts = self._codes.setdefault(label, [0, 0])
             counts[0] += 1
@@ -65,4 +77,8 @@ class Unclaimed:
                 "recompiles": self._recompiles,
                 "budget": self.budget,
                 "breached": self.breached,
+                "seconds": self._seconds,
+                "graph_breaks": self._breaks,
+                "by_reason": dict(self._reasons),
+                "on_breach": self.on_breach,
             }

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Create .venv with torch pinned (the CPU wheel; an unpinned torch pulls several GB of CUDA packages) and install
-# this package. Usage: scripts/setup.sh [EXTRAS], e.g. scripts/setup.sh test
+# Create .venv from the committed lock (hashes for every package; torch 2.13.0+cpu, the CPU wheel) and install this
+# package into it. A new upstream release changes nothing here: only scripts/lock.sh moves the lock.
+# Usage: scripts/setup.sh [--latest] [EXTRAS]
+#   scripts/setup.sh             requirements/base.lock (the demo)
+#   scripts/setup.sh test        requirements/test.lock (the test suite, CI)
+#   scripts/setup.sh --latest test   .venv-latest: torch still 2.13.0, everything else the newest release today
 set -euo pipefail
 cd "$(dirname "$0")/.."
+latest=0
+if [ "${1:-}" = --latest ]; then latest=1; shift; fi
 extras="${1:-}"
 python="${PYTHON:-python3}"
+venv=.venv
+[ "$latest" = 1 ] && venv=.venv-latest
 
 # Debian ships `venv` (and ensurepip) in a separate package: install it as root, else say how in one line.
 ensure_venv() {
@@ -25,11 +33,21 @@ ensure_venv() {
         || apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
 }
 
-if [ ! -x .venv/bin/python ]; then
+if [ ! -x "$venv/bin/python" ]; then
     ensure_venv
-    "$python" -m venv .venv
+    "$python" -m venv "$venv"
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check "torch==2.13.0"
-spec="."
-[ -n "$extras" ] && spec=".[$extras]"
-.venv/bin/python -m pip install -q --disable-pip-version-check -e "$spec"
+pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
+if [ "$latest" = 1 ]; then
+    "${pip[@]}" "torch==2.13.0"
+    "${pip[@]}" --upgrade --upgrade-strategy eager -e ".${extras:+[$extras]}"
+    exit 0
+fi
+lock="requirements/${extras:-base}.lock"
+if [ ! -f "$lock" ]; then
+    echo "setup: no lock for extras '$extras' ($lock); locked: base, test. Add one with scripts/lock.sh" >&2
+    exit 2
+fi
+"${pip[@]}" --require-hashes --no-deps -r "$lock"
+"${pip[@]}" --no-deps --no-build-isolation -e .  # the build backend (setuptools) is in the lock too
+"$venv/bin/python" -m pip check >/dev/null || { "$venv/bin/python" -m pip check >&2; exit 1; }

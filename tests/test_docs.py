@@ -37,6 +37,7 @@ PAGES = (
     "reference/cli",
     "scenarios",
     "engines",
+    "upgrade",
 )
 
 

@@ -202,7 +202,7 @@ class Settings(_Table):
     warmup_compiles: Annotated[int, Field(ge=1)] | None = None
     """Compiles per region instance that count as warm-up when the engine never calls `mark_warm()`."""
     recompile_limit: Annotated[int, Field(ge=1)] | None = None
-    """Per-region Dynamo recompile limit (`torch.compile(recompile_limit=)`, torch >= 2.13); unset: torch's global
+    """Per-region Dynamo recompile limit (`torch.compile(recompile_limit=)`, torch >= 2.12); unset: torch's global
     limit (8)."""
     compile_seconds_budget: Annotated[float, Field(gt=0)] | None = None
     """Seconds one compile of a region instance may take (its first compile, or a recompile counted after
@@ -214,7 +214,8 @@ class Settings(_Table):
     verify_at: VerifyAt | None = None
     """When an `"engine"` region is verified: `"start"` (`enforce` finds the engine's compile on every bound module)
     or `"first_compile"` (engines that compile lazily, such as `generate()`: the monitor checks the settings at
-    each instance's first compile; a mismatch is a breach handled by `on_breach`)."""
+    each instance's first compile, or from the engine's compile object when its first call fired none; a mismatch is
+    a breach handled by `on_breach`)."""
 
 
 class RegionSpec(Settings):
@@ -288,8 +289,9 @@ class MonitorSpec(_Table):
     """Dynamo compiles no region claims (an engine's whole-model compile, a compiled loss or sampler) the process may
     make; one more is a breach handled by `unclaimed_on_breach`; unset: counted, no budget."""
     unclaimed_on_breach: Literal["alert", "fail"] = "alert"
-    """Action when `unclaimed_compile_budget` is exceeded: `"alert"` (log and metric) or `"fail"` (the next Dynamo
-    compile in the process raises `monitor.RecompileBudgetExceeded` in the thread that compiles)."""
+    """Action when `unclaimed_compile_budget` is exceeded: `"alert"` (log and metric) or `"fail"` (the next unclaimed
+    compile raises `monitor.RecompileBudgetExceeded` in the thread that compiles, which Dynamo re-raises as
+    `InternalTorchDynamoError` with the breach as its `__context__`: `monitor.breach_of(exc)` finds it)."""
 
 
 class ProbeSpec(_Table):

@@ -72,6 +72,8 @@ class Session:
         from contract.pipeline import enforce
 
         self.stop()
+        if self.monitor is not None:  # a new run: the registry holds this run's families, not the last one's
+            self.monitor.unregister()
         self.binding = enforce(model, self.path, strict=self.strict, group=group)
         self._pending = {}
         self.monitor = monitor.start(
@@ -87,7 +89,10 @@ class Session:
     def after_step(self, steps_done: int, *, waiting: Callable[[], bool] | None = None) -> None:
         """During warm-up, after an optimizer step: end it once `steps_done` reaches `warmup_steps` and `waiting()`
         (the engine's first evaluation has not run yet: it compiles every region again, in eval and no-grad mode) is
-        false. Adapters skip the call once `warm`: a steady-state step reads two attributes, nothing more."""
+        false. Adapters skip the call once `warm`: a steady-state step reads two attributes, nothing more. Until then,
+        each boundary verifies lazily compiled engine regions whose first call fired no compile (a served graph)."""
+        if self.monitor is not None and self.monitor.verifying:
+            self.monitor.verify_engine()
         if self.warm or self.warmup_steps is None or steps_done < self.warmup_steps:
             return
         if waiting is None or not waiting():
@@ -121,8 +126,13 @@ class Session:
     ) -> None:
         """Log what the engine does on a `fail` breach at its boundary (`training_stopped`: the trainer stops;
         `regions` is empty on a rank that stops because another one breached)."""
+        self.emit("error", event, engine=engine, step=step, regions=regions, effect=effect)
+
+    def emit(self, level: str, event: str, **fields: Any) -> None:
+        """Every adapter event goes through the monitor's sink (its log and `[monitor] events_path` file): the
+        post-mortem report reads that file, so it must hold why a run stopped."""
         if self.monitor is not None:
-            self.monitor.log.error(event, engine=engine, step=step, regions=regions, effect=effect)
+            self.monitor.emit(level, event, **fields)
 
     def _act(self, binding: Binding, region: str, action: str, error: RecompileBudgetExceeded) -> str:
         """The monitor's breach action: `fail` waits for the step boundary (`arm`), the others act at once."""

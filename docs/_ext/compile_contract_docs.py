@@ -7,6 +7,7 @@ the page shows the prose around it). Before MyST parses the page, the marker is 
 - `rules`: the rule records joined in `contract/report/catalog.py` (code, name, severity, documentation);
 - `cli-synopsis`, `cli-command NAME`: the argparse parser of `contract/cli.py`;
 - `metrics`: the families the exporter emits (`monitor/exporter.py`), read from a real collector;
+- `capabilities`: what the monitor's adapters read from torch and what is lost without it (their `probe()`);
 - `runbooks`: every `ops/runbooks/*.md`, headings one level down;
 - `torch-versions`: the hot-path patterns measured per torch minor (`contract/checks/hotpath/versions.py`).
 
@@ -314,6 +315,17 @@ def _labels(samples: Iterable[Any]) -> str:
     return "; ".join(k if k in free else f"{k} ∈ " + ", ".join(v) for k, v in values.items()) or "none"
 
 
+def capabilities_table() -> str:
+    """Every capability the monitor's adapters probe: its `capability` label, the torch internal it reads, and what the
+    monitor does not count while the installed torch lacks it (the `monitor_degraded` event's `effect`)."""
+    from monitor import _dynamo, _dynamo_records, _inductor
+    from monitor.capabilities import NAMES
+
+    found = {c.name: c for c in (*_dynamo.probe(), *_dynamo_records.probe(), *_inductor.probe())}
+    rows = [(f"`{n}`", found[n].reads, found[n].effect) for n in NAMES]
+    return _table(("capability", "reads", "when lost"), rows)
+
+
 # ---- alerts and runbooks ----
 
 
@@ -384,6 +396,7 @@ GENERATORS: dict[str, Callable[[BuildEnvironment, str | None], str]] = {
     "cli-synopsis": lambda _env, _arg: cli_synopsis(),
     "cli-command": lambda _env, arg: cli_command(arg or ""),
     "metrics": lambda _env, _arg: metrics_table(),
+    "capabilities": lambda _env, _arg: capabilities_table(),
     "runbooks": lambda env, _arg: runbooks(env),
     "alerts": lambda env, _arg: alerts_table(env),
     "torch-versions": lambda _env, _arg: torch_versions(),
@@ -433,8 +446,15 @@ def _check_coverage(app: Sphinx, env: BuildEnvironment) -> None:
 
     blocks = set().union(*_generated(env).values()) if _generated(env) else set()
     wanted = {f"contract-table {s}" for s in SECTIONS if s != "defaults"}  # `region` documents [defaults] too
-    wanted |= {f"cli-command {c}" for c in _subcommands()} | {"rules", "cli-synopsis", "metrics", "runbooks", "alerts"}
-    wanted |= {"torch-versions"}
+    wanted |= {f"cli-command {c}" for c in _subcommands()} | {
+        "rules",
+        "cli-synopsis",
+        "metrics",
+        "capabilities",
+        "runbooks",
+        "alerts",
+        "torch-versions",
+    }
     for block in sorted(wanted - blocks):
         log.warning(f"docs: no page has `<!-- generated: {block} -->`: it is undocumented")
     for digit in sorted(rule_ranges() - set(RANGES)):

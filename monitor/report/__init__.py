@@ -95,7 +95,8 @@ def _drop(out_dir: str, name: str) -> str | None:
 
 
 def _note_lines(run: Run) -> list[str]:
-    lines = [f"unfinished compile: rank {u.rank}: {u.where()}" for u in run.unfinished[:MAX_SHOWN]]
+    lines = [s.line() for s in run.stops[:MAX_SHOWN]]
+    lines += [f"unfinished compile: rank {u.rank}: {u.where()}" for u in run.unfinished[:MAX_SHOWN]]
     if run.unfinished:
         lines.append(headline(run.rank_order, run.unfinished))
     lines += run.notes

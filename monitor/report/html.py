@@ -39,6 +39,7 @@ def render(run: Run, timeline: Timeline | None, timeline_note: str | None) -> st
     parts = [
         _head(run),
         _unfinished(run),
+        _stops(run),
         _notes(run),
         _identity(run),
         _overview(run),
@@ -105,6 +106,31 @@ def _unfinished(run: Run) -> str:
         f"<p><b>{escape(headline(run.rank_order, run.unfinished))}</b>. A compile that started and never ended: the "
         "process hung in it, or was killed or stopped while it ran (open for: until the inputs' last event).</p>"
         f"<table>{head}{''.join(rows)}</table>{more}</section>"
+    )
+
+
+def _stops(run: Run) -> str:
+    """Near the top: where an engine adapter stopped the run on a `fail` breach (the why of a run that ended early)."""
+    if not run.stops:
+        return ""
+    rows = [
+        _tr(
+            _rel(run, s.ts),
+            s.rank,
+            s.engine,
+            f"step {s.step}",
+            s.event,
+            ", ".join(s.regions) or "– (another rank breached)",
+            s.effect,
+            cls="bad",
+        )
+        for s in run.stops[:MAX_BREACHES]
+    ]
+    head = _th("When", "Rank", "Engine", "At", "Event", "Breached fail regions", "Effect")
+    return (
+        '<section id="stopped" class="notes"><h2 style="border:0;margin-top:4px">Why the run stopped</h2>'
+        "<p>An engine adapter acted on a <code>fail</code> breach at its step boundary (see Budget breaches for the "
+        f"budget that broke).</p><table>{head}{''.join(rows)}</table></section>"
     )
 
 

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from monitor.report.read import Event, Reading
+from monitor.report.read import STOP_EVENTS, Event, Reading
 from monitor.report.stalls import Tracker, Unfinished
 from monitor.unclaimed import LABEL as UNCLAIMED
 
@@ -58,6 +58,27 @@ class Breach:
     count: Any
     budget: Any
     action: str
+
+
+@dataclass(slots=True)
+class Stop:
+    """An engine adapter acted on a `fail` breach: the trainer stopped, or generate() armed the breached region."""
+
+    rank: str
+    ts: float | None
+    event: str
+    engine: str
+    step: Any
+    regions: list[str]
+    """This rank's breached `fail` regions (empty: it stopped because another rank breached)."""
+    effect: str
+
+    def line(self) -> str:
+        """One line for the CLI: who stopped, where, on which breach."""
+        why = f"a fail breach of {', '.join(self.regions)}" if self.regions else "another rank's fail breach"
+        return (
+            f"run stopped: rank {self.rank}: {self.engine} at step {self.step} ({self.event}) on {why}; {self.effect}"
+        )
 
 
 @dataclass
@@ -139,6 +160,8 @@ class RankInfo:
     warm_ts: float | None = None
     resets: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    degraded: dict[str, str] = field(default_factory=dict)
+    """Capabilities the monitor could not read from this rank's torch (`monitor_degraded`) -> what that lost."""
     sources: set[int] = field(default_factory=set)
     """Indexes of the input files this rank's events came from."""
 
@@ -169,6 +192,8 @@ class Run:
     divergence: list[Divergence] = field(default_factory=list)
     unfinished: list[Unfinished] = field(default_factory=list)
     """Compiles that started and never ended, oldest first."""
+    stops: list[Stop] = field(default_factory=list)
+    """Where an engine adapter stopped the run on a `fail` breach, in input order."""
     stalls: Tracker = field(default_factory=Tracker)
     notes: list[str] = field(default_factory=list)
     t0: float | None = None
@@ -373,6 +398,14 @@ def _limit_hit(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> N
         run.marks.append(Mark(rank, view.name, e.ts, "limit_hit", _s(f.get("last_reason"))))
 
 
+def _stopped(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
+    """An adapter's stop on a `fail` breach: why the run ended (or why the next call raises)."""
+    f = e.fields
+    regions = [r for r in f.get("regions", []) if isinstance(r, str)] if isinstance(f.get("regions"), list) else []
+    step = f.get("step") if isinstance(f.get("step"), int | str) else "?"
+    run.stops.append(Stop(rank, e.ts, e.name, _s(f.get("engine")) or "?", step, regions, _s(f.get("effect"))))
+
+
 def _rank_event(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
     if e.name == "monitor_stopped":
         info.stopped += 1
@@ -383,6 +416,8 @@ def _rank_event(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> 
         info.resets += 1
     elif e.name == "monitor_error":
         info.errors[_s(e.fields.get("kind")) or "?"] += 1
+    elif e.name == "monitor_degraded":
+        info.degraded.setdefault(_s(e.fields.get("capability")) or "?", _s(e.fields.get("effect")))
     elif e.name == "metrics_port_unavailable":
         info.errors["port_in_use"] += 1
 
@@ -400,7 +435,9 @@ _HANDLERS = {
     "monitor_warm": _rank_event,
     "dynamo_reset_seen": _rank_event,
     "monitor_error": _rank_event,
+    "monitor_degraded": _rank_event,
     "metrics_port_unavailable": _rank_event,
+    **dict.fromkeys(STOP_EVENTS, _stopped),
     "compile_started": lambda run, e, rank, *_: run.stalls.started(e, rank),
     "compile_finished": lambda run, e, rank, *_: run.stalls.ended(e, rank),
     "compile_interrupted": lambda run, e, rank, *_: run.stalls.interrupted(e, rank),
@@ -458,6 +495,16 @@ def _consistency(run: Run) -> list[str]:
             )
         if info.starts and not info.stopped:
             notes.append(f"rank {info.rank}: no `monitor_stopped` event: the process ended early or the log is cut off")
+    lost: dict[tuple[str, str], list[str]] = {}
+    for info in run.ranks.values():
+        for capability, effect in info.degraded.items():
+            lost.setdefault((capability, effect), []).append(info.rank)
+    for (capability, effect), ranks in lost.items():
+        torch = run.ranks[ranks[0]].identity.get("torch") or "?"
+        notes.append(
+            f"rank{'s' if len(ranks) > 1 else ''} {', '.join(ranks)}: the monitor could not read {capability} from "
+            f"torch {torch} (`monitor_degraded`): {effect or 'see the event'}"
+        )
     return notes
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
+STOP_EVENTS: tuple[str, ...] = ("training_stopped", "generate_fail_armed")
+"""Events an engine adapter emits when it acts on a `fail` breach at its step boundary (docs/engines.md)."""
 VERSION = 1
 """The event-file format version this reader understands (`monitor.events.VERSION` when it was written)."""
 EVENTS = frozenset(
@@ -30,15 +32,18 @@ EVENTS = frozenset(
         "recompile_limit_hit",
         "unclaimed_compile",
         "engine_compile_mismatch",
+        "served_compile",
         "monitor_error",
+        "monitor_degraded",
         "metrics_port_unavailable",
         "metrics_snapshot_written",
         "compile_started",
         "compile_finished",
         "compile_interrupted",
+        *STOP_EVENTS,
     }
 )
-"""Event names the monitor emits."""
+"""Event names the monitor emits (an engine adapter's through it)."""
 REGION_EVENTS = frozenset(
     {
         "compile",
@@ -49,6 +54,7 @@ REGION_EVENTS = frozenset(
         "recompile_limit_hit",
         "unclaimed_compile",
         "engine_compile_mismatch",
+        "served_compile",
         "compile_started",
         "compile_finished",
         "compile_interrupted",

@@ -108,7 +108,7 @@ def build_deep() -> nn.Module:
 
 def decode_step(model: nn.Module, i: int) -> torch.Tensor:
     """Scenario 2's serving step as `step(model, i)`: prefill 4 tokens, then decode 2 with a growing DynamicCache."""
-    from examples.models import decode
+    from examples.scenario_models import decode
 
     return decode(model, batch=1, prompt=4, new_tokens=2, seed=i)
 

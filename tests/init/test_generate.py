@@ -14,12 +14,20 @@ from tests.init.harness import STEPS, generated, regions_of, run_under
 CASES = {
     "demo": ("contract.demo:build_model", "contract.demo:step", {"layers": "layers.*", "lm_head": "lm_head"}),
     "scenario1": (
-        "examples.models:build_pipeline",
-        "examples.models:pipeline_step",
+        "examples.scenario_models:build_pipeline",
+        "examples.scenario_models:pipeline_step",
         {"encoder": "encoder", "head": "head"},
     ),
-    "scenario5-kernel": ("examples.kernels:build_kernel_model", "examples.kernels:kernel_step", {"blocks": "blocks.*"}),
-    "scenario5-item": ("examples.kernels:build_item_model", "examples.kernels:kernel_step", {"blocks": "blocks.*"}),
+    "scenario5-kernel": (
+        "examples.scenario5_kernels:build_kernel_model",
+        "examples.scenario5_kernels:kernel_step",
+        {"blocks": "blocks.*"},
+    ),
+    "scenario5-item": (
+        "examples.scenario5_kernels:build_item_model",
+        "examples.scenario5_kernels:kernel_step",
+        {"blocks": "blocks.*"},
+    ),
 }
 
 
@@ -36,24 +44,28 @@ def test_the_generated_contract_passes_check_and_a_monitored_run_breaches_nothin
 
 
 def test_a_shape_change_in_warm_up_is_absorbed_by_warmup_compiles_and_suggests_dynamic_dims(tmp_path) -> None:
-    path, result = generated(tmp_path, "examples.models:build_pipeline", "examples.models:pipeline_step", steps=6)
+    path, result = generated(
+        tmp_path, "examples.scenario_models:build_pipeline", "examples.scenario_models:pipeline_step", steps=6
+    )
     contract, _ = load(path)
     assert contract is not None
     by_name = {r.name: r for r in contract.regions}
     assert by_name["encoder"].warmup_compiles == 2 and by_name["encoder"].recompile_budget == 0
     text = path.read_text()
     assert "# dynamic_dims = { x = [1] }" in text and "size mismatch at index 1" in text
-    snap = run_under(path, "examples.models:build_pipeline", "examples.models:pipeline_step", 6)
+    snap = run_under(path, "examples.scenario_models:build_pipeline", "examples.scenario_models:pipeline_step", 6)
     assert snap["encoder"]["recompiles"] == 1 and not snap["encoder"]["breached"]
 
 
 def test_graph_break_sites_set_the_budget_and_are_listed_with_their_reason(tmp_path) -> None:
-    path, _ = generated(tmp_path, "examples.kernels:build_item_model", "examples.kernels:kernel_step")
+    path, _ = generated(
+        tmp_path, "examples.scenario5_kernels:build_item_model", "examples.scenario5_kernels:kernel_step"
+    )
     contract, _ = load(path)
     assert contract is not None and contract.regions[0].graph_break_budget == 1
     text = path.read_text()
     assert "1 distinct graph-break site per instance" in text
-    assert "examples/kernels.py:" in text and "Tensor.item()" in text
+    assert "examples/scenario5_kernels.py:" in text and "Tensor.item()" in text
 
 
 def test_compile_seconds_are_written_as_a_measured_comment(tmp_path) -> None:

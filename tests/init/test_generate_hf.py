@@ -32,11 +32,12 @@ def test_hugging_face_decoders_get_their_layer_globs_and_breach_nothing(name: st
 
 
 def test_scenario2_decode_with_a_growing_cache_settles_within_its_warm_up(tmp_path) -> None:
-    model_ref, step_ref = "examples.models:build_llama", "tests.init.models:decode_step"
+    model_ref, step_ref = "examples.scenario_models:build_llama", "tests.init.models:decode_step"
     path, result = generated(tmp_path, model_ref, step_ref)
-    # the cache's `update(k, v, self.layer_idx)` specializes each layer's graph on its index: a true warning (a
-    # 32-layer model passes the recompile limit), which the budgets written from the recording still absorb
-    assert [(f.code, f.severity) for f in result.findings] == [("CC408", "warning")], [str(f) for f in result.findings]
+    # the second layer compiles again on a guard about the cache it is handed (`not kwargs['cache'].layers`), not
+    # about itself: with two layers the probe cannot tell that from an input that differs once (no CC408); with four
+    # the compiles grow per layer and hit the recompile limit (CC402). The budgets written from the recording absorb it
+    assert result.findings == [], [str(f) for f in result.findings]
     assert regions_of(path)["layers"] == "model.layers.*"
     snap = run_under(path, model_ref, step_ref, STEPS)
     assert not any(s["breached"] for s in snap.values()), snap

@@ -13,8 +13,8 @@ from contract import demo
 from contract.binding.resolve import bind, glob_match
 from contract.init.build import build
 from contract.init.propose import propose
-from examples import kernels
-from examples import models as scenario
+from examples import scenario5_kernels as kernels
+from examples import scenario_models as scenario
 from tests.checks import hf_models
 from tests.init import models
 

@@ -66,16 +66,16 @@ def test_a_longer_warm_up_raises_warmup_compiles_not_the_budget(contract_file: P
 
 def test_a_new_graph_break_raises_the_budget_and_lists_the_site(tmp_path: Path, capsys) -> None:
     path = tmp_path / "kernels.toml"
-    steps = ["--step", "examples.kernels:kernel_step", "--backend", "eager", "--steps", "4"]
-    assert main(["init", "examples.kernels:build_kernel_model", *steps, "-o", str(path)]) == 0
+    steps = ["--step", "examples.scenario5_kernels:kernel_step", "--backend", "eager", "--steps", "4"]
+    assert main(["init", "examples.scenario5_kernels:build_kernel_model", *steps, "-o", str(path)]) == 0
     before = path.read_text()
-    assert main(["init", "examples.kernels:build_item_model", "--update", "-o", str(path)]) == 0
+    assert main(["init", "examples.scenario5_kernels:build_item_model", "--update", "-o", str(path)]) == 0
     after = path.read_text()
     changed = changed_lines(before, after)
     assert "-graph_break_budget = 0" in changed and "+graph_break_budget = 1" in changed
     comment = " ".join(line[2:].strip() for line in changed if line.startswith("+#"))
     assert "1 distinct graph-break site per instance" in comment
-    assert "examples/kernels.py:" in comment and "Tensor.item()" in comment
+    assert "examples/scenario5_kernels.py:" in comment and "Tensor.item()" in comment
     kept = [line for line in before.splitlines() if line != "graph_break_budget = 0"]
     assert all(line in after.splitlines() for line in kept)
 

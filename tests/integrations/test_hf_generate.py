@@ -79,6 +79,46 @@ def test_an_engine_compile_with_other_settings_is_a_breach_that_fails_the_next_c
             generate(watch, 5, config)
 
 
+def test_an_armed_fail_reaches_the_events_file_and_the_report(write_contract, tmp_path) -> None:
+    """`generate_fail_armed` goes where the monitor's events go: the events file and the report built from it."""
+    import json
+    from pathlib import Path
+
+    from monitor.report import write_report
+
+    events_file = tmp_path / "events.jsonl"
+    body = MODEL.replace('backend = "eager"', 'backend = "inductor"') + 'on_breach = "fail"\n'
+    body += f'[monitor]\nevents_path = "{events_file}"\n'
+    with GenerateContract(hf_models.llama(), write_contract(body), serve=False, logger=Events()) as watch:
+        generate(watch, 5, compile_config())
+    lines = [json.loads(line) for line in events_file.read_text().splitlines()]
+    [armed] = [e for e in lines if e["event"] == "generate_fail_armed"]
+    assert (armed["engine"], armed["step"], armed["regions"]) == ("hf_generate", 1, ["model"])
+    written = write_report([str(events_file)], str(tmp_path / "report"))
+    assert "generate_fail_armed" in Path(written.html).read_text()
+    assert any("hf_generate" in note and "model" in note for note in written.notes), written.notes
+
+
+def test_a_first_call_served_from_another_models_compile_is_still_verified(write_contract) -> None:
+    """Two models of one class in one process, the first compiled by generate() without a contract: the second's
+    first generate() runs that compile (no compile event fires), yet its settings are verified at that call (the
+    contract says inductor, generate() compiled with eager) and the region is marked as running served code."""
+    config = compile_config()
+    hf_models.llama().generate(
+        torch.arange(3, 8).unsqueeze(0), max_new_tokens=4, do_sample=False, cache_implementation="static",
+        compile_config=config,
+    )  # fmt: skip
+    events = Events()
+    body = MODEL.replace('backend = "eager"', 'backend = "inductor"')
+    with GenerateContract(hf_models.llama(), write_contract(body), serve=False, logger=events) as watch:
+        generate(watch, 5, config)
+        [mismatch] = events.named("engine_compile_mismatch")  # at the call's boundary, before any snapshot
+        snap = watch.monitor.snapshot()["model"]
+    assert "'inductor' (contract) vs 'eager' (engine)" in mismatch["differences"] and mismatch["served"]
+    assert snap["compiles"] == 0 and snap["served_instances"] == 1 and snap["breaches"] == ["engine_settings"]
+    assert [e["module"] for e in events.named("served_compile")] == ["<root>"]
+
+
 def test_verifying_a_lazy_engine_at_start_is_a_located_finding(write_contract) -> None:
     """`verify_at = "start"` for generate(): nothing is compiled before the first call, CC901 names the region."""
     body = MODEL.replace('verify_at = "first_compile"', 'verify_at = "start"')

@@ -51,6 +51,23 @@ def test_contract_compiled_regions_are_compiled_at_fit_start_and_counted_per_ins
     assert all(t.compiled is not None for t in cb.session.binding.targets())
 
 
+def test_the_metrics_land_in_the_registry_given_and_a_reused_callback_fits_again(write_contract) -> None:
+    """`registry=` puts the monitor's families in the application's registry (`cb.monitor.registry`, read after the
+    fit); a second fit with the same callback replaces them there instead of failing on duplicate series."""
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    cb = CompileContract(write_contract(BLOCKS), serve=False, registry=registry, logger=Events())
+    fit(cb, [4, 4])
+    assert cb.monitor.registry is registry
+    compiles = cb.monitor.snapshot()["blocks"]["compiles"]
+    assert registry.get_sample_value("torch_compile_compiles_total", {"region": "blocks"}) == compiles >= 2
+    first = cb.monitor
+    fit(cb, [4, 4])
+    assert cb.monitor is not first and cb.monitor.registry is registry
+    assert registry.get_sample_value("torch_compile_recompile_budget", {"region": "blocks"}) == 0
+
+
 def test_a_refused_contract_stops_fit_before_any_step_with_the_full_report(write_contract) -> None:
     """A region that matches no module refuses the start: `fit` raises the report before the sanity check or a step."""
     cb = CompileContract(write_contract(BLOCKS.replace('"blocks.*"', '"encoder.*"')), serve=False, logger=Events())
@@ -108,6 +125,29 @@ def test_a_fail_breach_stops_the_fit_cleanly_after_that_step(write_contract) -> 
     assert breach["action"] == "fail"
     with pytest.raises(RecompileBudgetExceeded):
         model.blocks[0](torch.zeros(1, 6, M.WIDTH))
+
+
+def test_a_fail_stop_reaches_the_events_file_and_the_report_says_why_the_run_stopped(write_contract, tmp_path) -> None:
+    """`training_stopped` goes where the monitor's events go: the `[monitor] events_path` file, whose report names the
+    stop (engine, step, breached region) as well as the breach."""
+    from monitor.report import write_report
+
+    events_file = tmp_path / "events-{rank}.jsonl"
+    body = BLOCKS + f'recompile_budget = 0\non_breach = "fail"\n[monitor]\nevents_path = "{events_file}"\n'
+    cb = CompileContract(write_contract(body), warmup_steps=2, serve=False, logger=Events())
+    fit(cb, [4, 4, 4, 6, 6, 6])
+    lines = [json.loads(line) for line in (tmp_path / "events-0.jsonl").read_text().splitlines()]
+    [stopped] = [e for e in lines if e["event"] == "training_stopped"]
+    assert (stopped["engine"], stopped["step"], stopped["regions"], stopped["level"]) == (
+        "lightning",
+        4,
+        ["blocks"],
+        "error",
+    )
+    written = write_report([str(tmp_path / "events-0.jsonl")], str(tmp_path / "report"))
+    page = Path(written.html).read_text()
+    assert 'id="stopped"' in page and "training_stopped" in page and "step 4" in page
+    assert any("stopped" in note and "lightning" in note and "blocks" in note for note in written.notes), written.notes
 
 
 def test_without_a_fail_region_no_stop_is_requested(write_contract) -> None:

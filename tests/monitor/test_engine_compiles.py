@@ -67,6 +67,29 @@ def test_a_whole_model_compile_outside_every_region_is_counted_through_a_shape_s
     assert seen[1]["level"] == "warning" and seen[1]["reason"] == "shape"
 
 
+def test_the_snapshot_and_the_stop_summary_have_an_unclaimed_entry_for_a_whole_model_compile(write_contract, events):
+    """`snapshot()` and `monitor_stopped` read a whole-model compile outside every region as an `<unclaimed>` entry
+    (the report's row), with the keys a region's entry has; nothing unclaimed, no entry."""
+    net = Net()
+    compiled = torch.compile(net, backend="eager", dynamic=False)
+    body = '[[region]]\nname = "head"\nmodule = "head"\nenabled = false\nreason = "kept eager"\n'
+    body += "[monitor]\nunclaimed_compile_budget = 2\n"
+    _, mon = watch(write_contract, events, body, net)
+    with mon, torch.no_grad():
+        assert "<unclaimed>" not in mon.snapshot()
+        for n in (1, 2, 3):
+            compiled(torch.ones(n, 8))
+        snap = mon.snapshot()
+    entry = snap["<unclaimed>"]
+    assert (entry["compiles"], entry["recompiles"], entry["breached"]) == (3, 2, True)
+    assert entry["breaches"] == ["unclaimed_compile_budget"] and entry["recompiles_by_reason"]["shape"] == 2
+    assert entry["codes"] == {"Net.forward": {"compiles": 3, "recompiles": 2}} and entry["compile_seconds"] > 0
+    assert set(snap["head"]) <= set(entry)
+    [stopped] = events.named("monitor_stopped")
+    assert entry["graph_breaks"] == 3  # the disabled `head` breaks each compile's graph
+    assert stopped["summary"]["<unclaimed>"] == "compiles=3 recompiles=2 graph_breaks=3 BREACHED"
+
+
 def test_an_outer_compile_names_the_regions_it_traces_into_its_graph(write_contract, events):
     """A compile of the model around the layer regions says which regions it inlines (they never compile alone)."""
     net = Net()
@@ -125,10 +148,37 @@ def test_fail_on_the_unclaimed_budget_raises_at_the_next_unclaimed_compile(write
             f(torch.ones(3))
         with torch.no_grad():
             net.head(torch.ones(1, 8))  # a region's compile still runs
-    cause = raised.value
-    while cause is not None and not isinstance(cause, RecompileBudgetExceeded):
-        cause = cause.__cause__ or cause.__context__
+    cause = monitor.breach_of(raised.value)
     assert isinstance(cause, RecompileBudgetExceeded) and "unclaimed compile budget" in str(cause)
+
+
+def test_an_unclaimed_fail_is_recognised_through_dynamos_wrapper_by_breach_of(write_contract, events):
+    """Dynamo re-raises the armed breach as InternalTorchDynamoError `from None` (no `__cause__`);
+    `monitor.breach_of` finds it all the same, and returns a region's breach raised as itself, None for others."""
+    from torch._dynamo.exc import InternalTorchDynamoError
+
+    net = Net()
+    body = (
+        '[monitor]\nunclaimed_compile_budget = 0\nunclaimed_on_breach = "fail"\n'
+        '[[region]]\nname = "head"\nmodule = "head"\n'
+    )
+    _, mon = watch(write_contract, events, body, net)
+    f = torch.compile(lambda x: x * 2, backend="eager", dynamic=False)
+    with mon:
+        f(torch.ones(1))  # over the budget: arms fail
+        with pytest.raises(InternalTorchDynamoError) as raised:
+            f(torch.ones(2))
+    assert str(raised.value).startswith("RecompileBudgetExceeded: region '<unclaimed>' exceeded its unclaimed")
+    breach = monitor.breach_of(raised.value)
+    assert isinstance(breach, RecompileBudgetExceeded)
+    assert (breach.region, breach.kind, breach.count, breach.budget) == (
+        "<unclaimed>",
+        "unclaimed_compile_budget",
+        1,
+        0,
+    )
+    direct = RecompileBudgetExceeded("layers", 2, 1, ())
+    assert monitor.breach_of(direct) is direct and monitor.breach_of(ValueError("other")) is None
 
 
 def test_a_lazy_engine_compile_with_other_settings_is_a_breach_and_eager_switches_it_off(write_contract, events):
@@ -151,6 +201,32 @@ def test_a_lazy_engine_compile_with_other_settings_is_a_breach_and_eager_switche
     assert breach["budget_kind"] == "engine_settings" and breach["action"] == "eager"
     assert all(block._compiled_call_impl is None for block in net.layers)
     assert binding.regions["layers"].state == "eager"
+
+
+def test_a_lazy_engine_call_served_from_another_models_compile_is_verified_and_marked(write_contract, events):
+    """Two models of one class: the first compiled by the engine without a contract; the second's blocks, compiled
+    lazily with the same engine settings after start, run the first model's graphs and fire no compile. The
+    snapshot still verifies them (the contract says fullgraph = true) and marks them served."""
+    first, net = Net(), Net()
+    for block in first.layers:
+        block.compile(backend="eager")
+    with torch.no_grad():
+        first(torch.ones(2, 8))
+    body = (
+        '[[region]]\nname = "layers"\nmodule = "layers.*"\ncompiled_by = "engine"\nverify_at = "first_compile"\n'
+        "fullgraph = true\n"
+    )
+    _, mon = watch(write_contract, events, body, net)
+    for block in net.layers:  # the engine compiles lazily, after enforce
+        block.compile(backend="eager")
+    with mon, torch.no_grad():
+        net(torch.ones(2, 8))
+        snap = mon.snapshot()["layers"]
+    [mismatch] = events.named("engine_compile_mismatch")  # one per region and difference, not per block
+    assert "fullgraph True (contract) vs False (engine)" in mismatch["differences"]
+    assert (mismatch["module"], mismatch["served"], mismatch["instances"]) == ("layers.0", True, 2)
+    assert snap["compiles"] == 0 and snap["served_instances"] == 2 and snap["breached"]
+    assert [(e["module"], e["instances"]) for e in events.named("served_compile")] == [("layers.0", 2)]
 
 
 def test_an_engine_region_compiled_as_the_contract_says_is_attributed_per_block(write_contract, events):

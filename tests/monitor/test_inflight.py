@@ -134,24 +134,29 @@ def test_fail_decided_mid_compile_lets_the_compile_return_and_raises_at_the_next
     assert err.value.kind == "compile_seconds_budget" and err.value.count > 0.2
 
 
+BUDGET_S = 1.0
+"""Above a first compile of a small module on a loaded CPU (0.22 s seen on torch 2.15), below a held compile."""
+
+
 def test_a_warm_up_recompile_is_not_judged_mid_compile_and_a_counted_one_is(started, events, gate):
     model = nn.Module()
     model.tail = Counting()
     body = (
-        f'[[region]]\nname = "tail"\nmodule = "tail"\nbackend = "{BACKEND}"\ncompile_seconds_budget = 0.2\n'
+        f'[[region]]\nname = "tail"\nmodule = "tail"\nbackend = "{BACKEND}"\ncompile_seconds_budget = {BUDGET_S}\n'
         "recompile_budget = 100\n"
     )
+    torch.compile(lambda x: x + 1, backend="eager")(torch.ones(1))  # torch 2.15 imports modules at a first compile
     _, mon = started(body, model, manual_warmup=True)
     gate.open()
-    model.tail(torch.ones(2, 8))  # first compile: counted, fast
+    model.tail(torch.ones(2, 8))  # first compile: counted, fast (torch's lazy imports are done above)
     use(warm_up := Gate())
-    call = Call(lambda: model.tail(torch.ones(2, 8)))  # a recompile during warm-up, held 0.5 s
+    call = Call(lambda: model.tail(torch.ones(2, 8)))  # a recompile during warm-up, held past the budget
     assert warm_up.entered.wait(WAIT_S)
-    time.sleep(0.5)
+    time.sleep(BUDGET_S + 0.5)
     warm_up.open()
     call.join()
     assert events.named("budget_exceeded") == []
-    assert [e["budget"] for e in events.named("compile_started")] == [0.2, None]
+    assert [e["budget"] for e in events.named("compile_started")] == [BUDGET_S, None]
     mon.mark_warm()
     use(counted := Gate())
     call = Call(lambda: model.tail(torch.ones(2, 8)))
@@ -162,7 +167,7 @@ def test_a_warm_up_recompile_is_not_judged_mid_compile_and_a_counted_one_is(star
     counted.open()
     call.join()
     (breach,) = events.named("budget_exceeded")
-    assert breach["in_progress"] is True and breach["compile_id"] == "0/2"
+    assert breach["in_progress"] is True and breach["compile_id"].endswith("/2")  # the third compile of forward
 
 
 def test_a_compile_no_region_claims_is_labelled_unclaimed(started, events, gate, tmp_path):

@@ -22,6 +22,7 @@ REQUIRED_ALERTS = (
     "CompileStalled",
     "CompileWhilePeersWait",
     "MonitorTargetDown",
+    "TorchCompileMonitorDegraded",
 )
 RUNBOOK_SECTIONS = ("## Meaning", "## Impact", "## Diagnosis", "## Mitigation")
 LOG_EVENTS = (
@@ -33,6 +34,7 @@ LOG_EVENTS = (
     "monitor_error",
     "cold_compile",
     "compile_started",
+    "monitor_degraded",
 )
 
 
@@ -81,10 +83,12 @@ def test_every_required_alert_exists_with_severity_summary_description_and_runbo
         notes = rule["annotations"]
         assert set(notes) >= {"summary", "description", "runbook_url"}, name
         assert notes["runbook_url"] == f"ops/runbooks/{name}.md", name
-        if name != "MonitorTargetDown":  # `up` has no region label: that alert names the rank's endpoint instead
-            assert "$labels.region" in notes["summary"] and "$labels.region" in notes["description"], name
-        else:
+        if name == "MonitorTargetDown":  # `up` has no region label: that alert names the rank's endpoint instead
             assert "$labels.instance" in notes["summary"], name
+        elif name == "TorchCompileMonitorDegraded":  # per capability of the monitor, not per region
+            assert "$labels.capability" in notes["summary"] and "$labels.capability" in notes["description"], name
+        else:
+            assert "$labels.region" in notes["summary"] and "$labels.region" in notes["description"], name
 
 
 def test_every_alert_has_a_runbook_with_meaning_impact_diagnosis_and_mitigation():

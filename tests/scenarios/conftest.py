@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-
-from tests import ROOT
-
-if str(ROOT / "examples") not in sys.path:
-    sys.path.insert(0, str(ROOT / "examples"))
 
 
 @pytest.fixture(autouse=True)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import torch
-from _common import check_and_apply, contract_path
-from scenario1_per_region import PER_REGION, compile_counts
 
 import monitor
-from examples.models import build_pipeline, pipeline_inputs
+from examples.scenario1_per_region import PER_REGION, compile_counts
+from examples.scenario_common import check_and_apply, contract_path
+from examples.scenario_models import build_pipeline, pipeline_inputs
 
 
 def test_each_part_gets_its_own_settings_and_results_match_eager(quiet_logger) -> None:

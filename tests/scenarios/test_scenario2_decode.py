@@ -6,12 +6,11 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from _common import check_and_apply, contract_path
-
 import monitor
 from contract.pipeline import check
 from contract.report.catalog import get
-from examples.models import build_llama, decode
+from examples.scenario_common import check_and_apply, contract_path
+from examples.scenario_models import build_llama, decode
 
 
 def _decode_under(path: str, logger) -> dict:

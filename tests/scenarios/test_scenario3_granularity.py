@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from scenario3_granularity import run
+from examples.scenario3_granularity import run
 
 
 @pytest.mark.parametrize("granularity", ["decoder", "layers"])

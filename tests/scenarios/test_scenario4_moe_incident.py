@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from scenario4_moe_incident import FIXED, HAZARD, startup, storm
 
 from contract.findings import has_errors
 from contract.report.catalog import get
+from examples.scenario4_moe_incident import FIXED, HAZARD, startup, storm
 
 
 def test_hazard_model_is_refused_at_startup_with_the_counter_lines() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scenario5_custom_ops import probe_findings, run
+from examples.scenario5_custom_ops import probe_findings, run
 
 
 def test_custom_op_with_fake_compiles_with_zero_graph_breaks(quiet_logger) -> None:
@@ -25,7 +25,11 @@ def test_custom_op_without_fake_is_an_error_at_startup_without_a_step_and_fails_
     """The hot path calls the op on every call: the scan alone makes it an error, and the first call does fail."""
     findings, _, error = run("nofake", "eager", logger=quiet_logger)
     cc601 = [f for f in findings if f.code == "CC601"]
-    assert cc601 and "examples/kernels.py:" in cc601[0].location and "fused_gelu_scale_nofake" in cc601[0].message
+    assert (
+        cc601
+        and "examples/scenario5_kernels.py:" in cc601[0].location
+        and "fused_gelu_scale_nofake" in cc601[0].message
+    )
     assert [f.severity for f in cc601] == ["error"]
     assert error is not None and "no fake impl registered" in error
 

@@ -282,8 +282,9 @@ file without following a last symlink and checks the open file again, so a swap 
 
 ## Why it matters
 `torch.compiler.load_cache_artifacts()` deserializes compiled code (Inductor's generated Python modules and
-kernels, as pickles) that the engine then runs: torch 2.13 unpickles part of it while loading, every version writes
-it into the cache dir for the next compile. Whoever can write the file runs code in every rank of the job.
+kernels, as pickles) that the engine then runs: torch 2.13 unpickles part of it while loading, and every version
+(2.14 and 2.15 included) writes it into the cache dir, where the next compile of each key unpickles it. Whoever can
+write the file runs code in every rank of the job.
 
 ## Example
 An artifacts file with mode 0666, or owned by another user (run by `tests/checks/cache/test_trust.py` with real

@@ -1,7 +1,7 @@
 """Who else could write what the engine runs: the cache dir (CC207) and the `[cache] artifacts` file (CC211).
 
 Inductor loads compiled code from its cache dir, and `torch.compiler.load_cache_artifacts` unpickles (torch 2.13) or
-plants for the next compile (2.11) the code an artifacts file holds. So no directory on either path may be writable
+plants for the next compile (every other version, 2.15 included) the code an artifacts file holds. So no directory on either path may be writable
 by, or belong to, another user (checked through symlinks, group members included), and the artifacts file itself
 must be a regular file of this user or root that nobody else can write. The rules follow OpenSSH's `safe_path` and
 sudo's `sudo_secure_open`: check the path, then open it without following a last symlink and check the open file.

@@ -47,8 +47,10 @@ SETTINGS_DIFFER = Rule(
 Compares how the engine compiled each module of a `compiled_by = "engine"` region with the region's `backend`, `mode`,
 `options`, `fullgraph` and `dynamic`, read back from torch's own compile objects. A mode is compared by its expansion
 (torch keeps `mode="max-autotune-no-cudagraphs"` only as `max_autotune=True, coordinate_descent_tuning=True`).
-With `verify_at = "first_compile"` the same comparison runs in the monitor at each instance's first compile, and a
-difference is a breach (`engine_compile_mismatch`) handled by `on_breach`.
+With `verify_at = "first_compile"` the same comparison runs in the monitor at each instance's first compile (or, when
+Dynamo serves the first call a graph compiled for another model of the class and no compile fires, at the next step
+boundary or ledger read, from the engine's compile object), and a difference is a breach (`engine_compile_mismatch`)
+handled by `on_breach`.
 
 ## Why it matters
 The contract's budgets were measured under its settings: an engine that compiles with `mode="reduce-overhead"`

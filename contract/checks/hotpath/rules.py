@@ -289,7 +289,7 @@ class Layer(nn.Module):
 
 ## Fix
 Compile the parent module once (the layer stack), pass the index as an argument, or set the region's
-`recompile_limit` above the number of instances (torch >= 2.13).
+`recompile_limit` above the number of instances (torch >= 2.12).
 """,
 )
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from contract.checks.hotpath.rules import RULES
+from contract.env import torch_version
 
 Minor = tuple[int, int]
 
@@ -158,8 +157,12 @@ PATTERNS: dict[str, Pattern] = {
 
 
 def torch_minor() -> Minor:
-    """The installed torch's (major, minor)."""
-    major, minor = torch.__version__.split("+")[0].split(".")[:2]
+    """The installed torch's (major, minor), read from package metadata so doctor never imports torch; without torch,
+    the newest measured minor."""
+    installed = torch_version()
+    if installed is None:
+        return ALL_MINORS[-1]
+    major, minor = installed.split("+")[0].split(".")[:2]
     return int(major), int(minor)
 
 

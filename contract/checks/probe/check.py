@@ -28,6 +28,10 @@ from contract.checks.probe.rules import (
 from contract.findings import Finding
 from monitor.reasons import SIZE_GUARD, brief
 
+GROWING = 3
+"""Instances compiling one frame on guards that do not name the instance, from which the compiles are taken to grow
+with the instances (CC408; two can be one input that differs once: the first layer's input lacks grad)."""
+
 if TYPE_CHECKING:  # run imports torch; `doctor` imports this module without it
     from contract.checks.probe.run import Event, ProbeResult
 
@@ -200,32 +204,46 @@ def _limit_hits(result: ProbeResult) -> list[Finding]:
 
 
 def _per_instance(result: ProbeResult) -> list[Finding]:
-    """CC408, once per region: more than one of its instances of one structure compiled their shared entry frame
-    (each instance's first compile was of the same Dynamo frame), so no graph is reused across them. Instances of
-    different structures (DeepSeek's dense and MoE layers) compile apart by design; a resume frame after a graph
-    break that recompiles for the values it is handed is not this (CC401/CC406 judge it); a region that hit the
-    recompile limit is CC402 already."""
-    first: dict[tuple[str, str], str] = {}  # (region, instance) -> the frame of its first compile: its entry
+    """CC408, once per region: instances of one structure each compiled their shared entry frame (each instance's
+    first compile was of the same Dynamo frame) because of the instance itself, so no graph is reused across them.
+
+    The guard Dynamo gives for compiling the frame again decides: one that names the instance (`self.idx == 1`, an id
+    or type match on it, its parameter's shape) is per-instance state; one about an input (the first layer's input
+    alone lacks grad) is one more graph the other instances share, unless the compiles keep growing with the instances
+    (a third instance compiled too). Instances of different structures (DeepSeek's dense and MoE layers) compile apart
+    by design; a resume frame after a graph break that recompiles for the values it is handed is not this (CC401/CC406
+    judge it); a region that hit the recompile limit is CC402 already."""
+    first: dict[tuple[str, str], Event] = {}  # (region, instance) -> its first compile: of its entry frame
     for e in result.named("compile"):
-        first.setdefault((e.fields["region"], e.fields["module"]), _frame(e))
-    compiled_by: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-    for (region, module), frame in first.items():
-        compiled_by[(region, frame, result.structure.get(module, module))].add(module)
+        first.setdefault((e.fields["region"], e.fields["module"]), e)
+    compiled_by: dict[tuple[str, str, str], list[Event]] = defaultdict(list)
+    for (region, module), e in first.items():
+        compiled_by[(region, _frame(e), result.structure.get(module, module))].append(e)
     limited = {e.fields["region"] for e in result.named("recompile_limit_hit")}
     out: list[Finding] = []
-    for (region, frame, _), modules in compiled_by.items():
-        if len(modules) < 2 or region in limited or any(f.location == region for f in out):
+    for (region, frame, _), events in compiled_by.items():
+        if region in limited or any(f.location == region for f in out):
             continue
+        named = next((e.fields for e in events if e.fields.get("instance_guard")), None)
+        if len(events) < 2 or (named is None and len(events) < GROWING):
+            continue
+        modules = sorted(e.fields["module"] for e in events)
+        why = f"; guard failed: {brief(named['guard'])}" if named else "; every instance compiled it"
         out.append(
             PER_INSTANCE.finding(
                 region,
                 f"region {region!r}: {len(modules)} instances each compiled their shared code (Dynamo frame {frame}), "
-                f"one graph per instance instead of one for all ({_some(sorted(modules))})",
-                "make the per-instance value a buffer or read it outside forward (see CC309), or give instances of "
-                "different shapes regions of their own",
+                f"one graph per instance instead of one for all ({_some(modules)}){why}",
+                f"make the per-instance value{_guarded_at(named)} a buffer or read it outside forward "
+                "(see CC309), or give instances of different shapes regions of their own",
             )
         )
     return out
+
+
+def _guarded_at(fields: dict[str, Any] | None) -> str:
+    """` at file:line` of the user code a compile's guard names, or ""."""
+    return f" at {fields['guard_site']}" if fields and fields.get("guard_site") else ""
 
 
 def _some(names: list[str]) -> str:

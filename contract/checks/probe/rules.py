@@ -210,8 +210,11 @@ PER_INSTANCE = Rule(
 ## What it does
 Reports a region whose instances (the layers a glob like `model.layers.*` matched) each compiled the code they
 share: one graph per instance instead of one for all. The monitor counts a recompile per instance, so these compiles
-are no recompile to it; Dynamo keeps one cache per code object, so it sees one recompile per instance. The usual
-causes are Python state that differs per instance (`self.layer_idx` read in forward, a per-layer flag), parameters
+are no recompile to it; Dynamo keeps one cache per code object, so it sees one recompile per instance. The guard
+Dynamo gives for compiling the frame again decides: it names the instance (`self.idx == 1`, an id or type match on
+`self`, a parameter's shape), or every further instance compiles too (three or more). Identical layers that compile
+twice on a guard about an input (the first layer's input alone does not require grad) share their two graphs: no
+finding. The usual causes are Python state that differs per instance (`self.layer_idx` read in forward, a per-layer flag), parameters
 or buffers of different shapes under one glob, or hooks that differ per layer.
 
 ## Why it matters
@@ -223,7 +226,7 @@ run eager, silently (CC402 when the probe sees it).
 ```toml
 [contract]
 model = "mypkg.models:build"
-step = "mypkg.models:step"   # CC408: region 'layers': 4 instances each compiled the shared forward (frame 0)
+step = "mypkg.models:step"   # CC408: region 'layers': 4 instances each compiled ...; guard failed: self.layer_idx == 1
 
 [[region]]
 name = "layers"

@@ -29,6 +29,7 @@ from contract.checks.probe.restore import restore, snapshot
 from contract.checks.probe.uncompiled import never_compiled
 from contract.document.load import Contract
 from contract.document.schema import MonitorSpec
+from monitor.unclaimed import LABEL as UNCLAIMED
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,7 +126,7 @@ def probe(
     mon = Monitor(binding, registry=CollectorRegistry(), logger=recorder, serve=False, environ={})
     try:
         _apply_and_run(recorder, binding, model, step, steps, result)
-        result.regions = mon.snapshot()
+        result.regions = {name: s for name, s in mon.snapshot().items() if name != UNCLAIMED}
         if result.error is None:
             compiled = {e.fields["region"] for e in recorder.events if e.name == "compile"}
             result.uncompiled = never_compiled(binding, step, compiled, result.steps - 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import typing
 from collections.abc import Iterable
 from typing import Any
@@ -25,6 +26,7 @@ from contract.checks.settings.rules import (
     UNKNOWN_BACKEND,
     UNKNOWN_MODE,
     UNKNOWN_OPTION,
+    UNTESTED_TORCH,
 )
 from contract.document.schema import Region
 from contract.findings import Finding
@@ -33,7 +35,7 @@ IGNORING_BACKENDS = frozenset({"eager", "aot_eager"})
 """Backends that drop `mode` and `options` silently."""
 CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
 """Modes that turn on `triton.cudagraphs` (torch 2.11-2.13), used when the mode cannot be looked up."""
-NEW_KWARGS = {"recompile_limit": "2.13"}
+NEW_KWARGS = {"recompile_limit": "2.12"}
 """Region setting -> the torch version whose `torch.compile` accepts it."""
 POPPED_OPTIONS = frozenset({"guard_filter_fn", "use_aoti"})
 """Keys `torch.compile` pops out of `options` before validating them."""
@@ -41,7 +43,7 @@ POPPED_OPTIONS = frozenset({"guard_filter_fn", "use_aoti"})
 
 def check(ctx: Any) -> list[Finding]:
     """All settings checks: the torch version, then each region's settings (torch is imported here)."""
-    out = check_torch_version(ctx)
+    out = check_torch_version(ctx) + check_tested_torch()
     for region in ctx.contract.regions:
         out += check_region(ctx.contract.defaults, region)
     return _dedupe(out)
@@ -77,6 +79,27 @@ def check_torch_version(ctx: Any, installed: str | None = None) -> list[Finding]
             "contract.torch",
             f"installed torch {installed} does not satisfy {meta.torch!r}",
             f"install torch{meta.torch}, or re-validate the contract and update [contract] torch",
+        )
+    ]
+
+
+def check_tested_torch(installed: str | None = None) -> list[Finding]:
+    """CC112: the installed torch is outside the range this release is tested on (package metadata, no torch import,
+    so `doctor` runs it too; no torch installed is CC109's business)."""
+    from contract.env import is_tested_torch, torch_range_specifier, torch_range_text, torch_version
+
+    installed = installed or torch_version()
+    if installed is None or is_tested_torch(installed):
+        return []
+    minor = re.match(r"\d+\.\d+", installed)
+    where = f"torch=={minor.group(0)}.*" if minor else f"torch=={installed}"
+    return [
+        UNTESTED_TORCH.finding(
+            f"torch=={installed}",
+            f"torch {installed} is outside the tested range (torch {torch_range_text()}): the checks and the "
+            "monitor read torch internals that may have changed",
+            f'install a tested torch: pip install "torch{torch_range_specifier()}" (or, once validated on it: '
+            f'[[allow]] code = "CC112", where = "{where}", reason = "...")',
         )
     ]
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from contract.env import TESTED_TORCH, torch_range_specifier, torch_range_text
 from contract.findings import Rule
+
+_LAST = f"{TESTED_TORCH[1][0]}.{TESTED_TORCH[1][1]}"
+_NEXT = f"{TESTED_TORCH[1][0]}.{TESTED_TORCH[1][1] + 1}"
+"""The last tested minor and the first untested one after it (the rule's examples use them)."""
 
 UNKNOWN_BACKEND = Rule(
     code="CC101",
@@ -245,7 +250,7 @@ NEEDS_NEWER_TORCH = Rule(
     doc="""\
 ## What it does
 Reports settings that the installed torch does not support yet, naming the version that adds them
-(e.g. per-region `recompile_limit`, a `torch.compile` argument since torch 2.13).
+(e.g. per-region `recompile_limit`, a `torch.compile` argument since torch 2.12).
 
 ## Why it matters
 Without this check the engine fails at `torch.compile()` with `TypeError: unexpected keyword argument`.
@@ -257,7 +262,7 @@ A region with `recompile_limit = 4` on torch 2.11 (see `tests/checks/settings/te
 [[region]]
 name = "layers"
 module = "layers.*"
-recompile_limit = 4   # CC110 on torch < 2.13
+recompile_limit = 4   # CC110 on torch < 2.12
 ```
 
 ## Fix
@@ -291,6 +296,45 @@ Add `reason = "..."` (e.g. an issue link), or remove `enabled = false`.
 """,
 )
 
+UNTESTED_TORCH = Rule(
+    code="CC112",
+    name="untested-torch",
+    severity="warning",
+    doc=f"""\
+## What it does
+Warns when the installed torch (read from its package metadata, without importing it) is outside the range this
+release of torch-compile-contract is tested on: torch {torch_range_text()}. The minor version decides: local builds
+(`{_LAST}.0+cu132`), release candidates and nightlies of a tested minor are inside; a nightly of the next minor
+(`{_NEXT}.0.dev20260301`) is outside. `doctor` reports it too.
+
+## Why it matters
+The checks and the runtime monitor read torch's private compiler internals (Dynamo's callbacks, counters and
+compilation records, Inductor's cache lookups), which torch renames between minors without notice. On an untested
+torch a check can miss what it looks for and a monitor reading can come up empty: the monitor reports each reading it
+lost (`monitor_degraded`), this warning says so before the job starts.
+
+## Example
+Installed torch {_NEXT}.0 (see `tests/checks/settings/test_tested_torch.py`, which runs it):
+
+```toml
+[contract]
+name = "example"   # CC112: torch {_NEXT}.0 is outside the tested range {torch_range_text()}
+```
+
+## Fix
+Install a tested torch (`pip install "torch{torch_range_specifier()}"`), or a release of torch-compile-contract
+tested on yours. To run on an untested torch you validated yourself, allow that version (the finding's location is
+`torch==VERSION`), so the next untested one warns again:
+
+```toml
+[[allow]]
+code = "CC112"
+where = "torch=={_NEXT}.*"
+reason = "validated on {_NEXT}.0 in staging, see issue #123"
+```
+""",
+)
+
 RULES = (
     UNKNOWN_BACKEND,
     UNKNOWN_MODE,
@@ -303,4 +347,5 @@ RULES = (
     TORCH_VERSION,
     NEEDS_NEWER_TORCH,
     EAGER_WITHOUT_REASON,
+    UNTESTED_TORCH,
 )

@@ -170,9 +170,9 @@ ARTIFACTS_NOT_LOADED = Rule(
     doc="""\
 ## What it does
 Checks the `[cache] artifacts` file exists and, once it passed CC211 and CC212, that it is a cache-artifacts file
-torch can load: the container is read in pure Python (checksum, format version, lengths, artifact types, and keys
-that stay inside the cache dir), so a damaged or foreign file is this one finding and torch never prints a
-traceback over it. `enforce` then loads it with `torch.compiler.load_cache_artifacts()` before anything compiles
+torch can load: the container is read in pure Python (checksum, format version, lengths, artifact types, keys
+that stay inside the cache dir, and entries that are complete pickles, walked without running them, or JSON), so a
+damaged or foreign file is this one finding and torch never prints a traceback over it. `enforce` then loads it with `torch.compiler.load_cache_artifacts()` before anything compiles
 (torch's own warnings captured, not printed) and reports a load that raised, wrote nothing, or wrote fewer keys
 than the manifest recorded.
 

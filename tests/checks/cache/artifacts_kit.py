@@ -1,6 +1,7 @@
 """What the trust tests load: torch's cache-artifacts container written by hand (the format of
-`torch/utils/_appending_byte_serializer.py`, 2.11 and 2.13), a pickle that runs code when unpickled, and a real
-artifacts file saved by torch from a real Inductor compile (`python artifacts_kit.py OUT`, in a subprocess)."""
+`torch/utils/_appending_byte_serializer.py`, unchanged in 2.11-2.15), a pickle that runs code when unpickled, and real
+artifacts files saved, loaded and compiled against by torch in a subprocess (`python artifacts_kit.py save OUT`,
+`load FILE`, `compile`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import base64
 import pickle
 import sys
 import zlib
+from collections.abc import Callable
+from typing import Any
 
 
 def container(entries: dict[str, list[tuple[str, bytes]]]) -> bytes:
@@ -61,26 +64,56 @@ def entries(data: bytes) -> dict[str, list[tuple[str, bytes]]]:
 
 def resealed(data: bytes) -> bytes:
     """`data` with its Inductor entry cut in half and the checksum recomputed: what someone who edits the file can
-    do (only torch's unpickling notices)."""
+    do (torch's checksum does not notice; the reader's pickle walk does)."""
     parsed = entries(data)
     parsed["inductor"] = [(key, content[: len(content) // 2]) for key, content in parsed["inductor"]]
     return container(parsed)
 
 
-def save_real(out: str) -> None:
-    """Compile a small function with Inductor and save torch's portable cache artifacts to `out`."""
+def planted(data: bytes, marker: str) -> bytes:
+    """`data` with every pickled entry replaced by the payload under its real key: what the next compile of that key
+    unpickles, whether or not torch's loader does."""
+    return container(
+        {
+            kind: [(key, content if kind == "autotune" else pickle.dumps(Plant(marker))) for key, content in items]
+            for kind, items in entries(data).items()
+        }
+    )
+
+
+def relu2(x: Any) -> Any:
+    """The function the kit compiles: its cache keys are the same in every process of one torch and cache config."""
     import torch
 
-    @torch.compile(backend="inductor")
-    def f(x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(x) * 2
+    return torch.relu(x) * 2
 
-    f(torch.randn(4, 8))
+
+def compile_once() -> None:
+    """Compile and run `relu2` with Inductor (a cache hit where its entries are in the cache dir)."""
+    import torch
+
+    torch.compile(relu2, backend="inductor")(torch.randn(4, 8))
+
+
+def save_real(out: str) -> None:
+    """Compile `relu2` with Inductor and save torch's portable cache artifacts to `out`."""
+    import torch
+
+    compile_once()
     saved = torch.compiler.save_cache_artifacts()
     assert saved is not None, "torch saved no artifacts"
     with open(out, "wb") as fh:
         fh.write(saved[0])
 
 
+def load(path: str) -> None:
+    """`torch.compiler.load_cache_artifacts()` on the file, and nothing else."""
+    import torch
+
+    with open(path, "rb") as fh:
+        torch.compiler.load_cache_artifacts(fh.read())
+
+
 if __name__ == "__main__":
-    save_real(sys.argv[1])
+    COMMANDS: dict[str, Callable[..., None]] = {"save": save_real, "load": load, "compile": compile_once}
+    COMMANDS[sys.argv[1]](*sys.argv[2:])

@@ -3,10 +3,12 @@ CC213), damaged or foreign files (CC707, nothing on stderr), in `check`, `doctor
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from contract.checks.cache import check as cc2xx
 from contract.checks.warm import check as cc7xx
 from contract.document.load import load
 from tests.checks.cache.artifacts_kit import container as make_container
-from tests.checks.cache.artifacts_kit import payload
+from tests.checks.cache.artifacts_kit import entries, payload
 from tests.report.test_catalog import EXAMPLES
 
 HERE = Path(__file__).parent
@@ -28,9 +30,24 @@ CLI = str(Path(sys.executable).parent / "compile-contract")
 CLEAN = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHINDUCTOR_", "TORCH_COMPILE_"))}
 SMALL = make_container({"autotune": [("ab/cdef.best_config", b'{"num_warps": 4}')]})
 """A well-formed artifacts file (one autotune entry: JSON), for the checks that never hand it to torch."""
-TORCH_211 = HERE / "data" / "torch-2.11-h200-artifacts.bin.gz"
-"""Artifacts torch 2.11.0+cu130 saved on an H200 (`relu(x) * 2` on CUDA: an Inductor entry with its Triton bundle, an
-AOTAutograd entry, an autotune entry whose key holds a `/`), captured once on the GPU machine."""
+SAVED = {
+    "torch-2.11-h200-artifacts.bin.gz": {
+        "inductor": ["fhc2ku72ztkyi3aayqt3rpabfvgdrxjvvvjgbffaf4avn3q6yu3y"],
+        "aot_autograd": ["ah6qefsfjxbayxvlqzn2znoihfwewdxin3rlwo7mofu27psfgoqy"],
+        "autotune": ["vy/4568a63823de5eaa34ae02b1de56c6162a69ffd92f6a5a26b8182c0887bb268c.best_config"],
+    },
+    "torch-2.13-cpu-artifacts.bin.gz": {
+        "inductor": ["fiuytyldr24g7uepen265gicaqeutvsotstprhwuk43fpje23rx2"],
+        "aot_autograd": ["ag5ncj5s2ckpk7vn2foswoe2dx5xcwvhw44udbacwj47qxvnqa6u"],
+    },
+    "torch-2.15-cpu-artifacts.bin.gz": {
+        "inductor": ["fcoxiqzhufyb6fn6cwphhkxkvzzbehhorfbwptxntijaeq2cejk4"],
+        "aot_autograd": ["azwfwwsiz3rqpi3beuqrftkwkqibmydjkue67jwzcltlo34yprla"],
+    },
+}
+"""Artifacts files torch saved (in `data/`) -> their keys: torch 2.11.0+cu130 on an H200 (`relu(x) * 2` on CUDA: an
+Inductor entry with its Triton bundle, an AOTAutograd entry, an autotune entry whose key holds a `/`), and
+`artifacts_kit.py save` with torch 2.13.0+cpu and 2.15.0+cu132 on a host without a GPU."""
 
 
 def site(tmp_path: Path, data: bytes, extra: str = "", *, mode: int = 0o644) -> Path:
@@ -244,15 +261,76 @@ def test_a_length_past_the_end_is_refused_where_torchs_reader_would_loop_forever
         container.types(zlib.crc32(body).to_bytes(4, "big") + body)
 
 
-def test_torch_2_11_gpu_artifacts_pass_the_reader_and_every_check(tmp_path) -> None:
-    data = gzip.decompress(TORCH_211.read_bytes())
-    assert container.types(data) == {
-        "inductor": ["fhc2ku72ztkyi3aayqt3rpabfvgdrxjvvvjgbffaf4avn3q6yu3y"],
-        "aot_autograd": ["ah6qefsfjxbayxvlqzn2znoihfwewdxin3rlwo7mofu27psfgoqy"],
-        "autotune": ["vy/4568a63823de5eaa34ae02b1de56c6162a69ffd92f6a5a26b8182c0887bb268c.best_config"],
-    }
+@pytest.mark.parametrize("name", sorted(SAVED))
+def test_artifacts_torch_2_11_2_13_and_2_15_saved_pass_the_reader_and_every_check(tmp_path, name) -> None:
+    data = gzip.decompress((HERE / "data" / name).read_bytes())
+    assert container.types(data) == SAVED[name]
     path = site(tmp_path, data, f'artifacts_sha256 = "{hashlib.sha256(data).hexdigest()}"')
     assert checked(path, strict=True) == [] and artifacts.inspect(load(path)[0], strict=True).data == data
+
+
+def saved(name: str = "torch-2.11-h200-artifacts.bin.gz") -> dict[str, list[tuple[str, bytes]]]:
+    """The (key, content) pairs of a saved artifacts file, to damage one and reseal it."""
+    return entries(gzip.decompress((HERE / "data" / name).read_bytes()))
+
+
+def with_content(kind: str, content: bytes) -> bytes:
+    """The saved 2.11 file with the content of its one `kind` entry replaced and the checksum recomputed."""
+    parsed = saved()
+    parsed[kind] = [(key, content) for key, _ in parsed[kind]]
+    return make_container(parsed)
+
+
+@pytest.mark.parametrize(
+    "kind, content, why",
+    [
+        ("inductor", saved()["inductor"][0][1][:-1], "is not a complete pickle (cut short or damaged"),
+        ("aot_autograd", saved()["aot_autograd"][0][1][:5000], "is not a complete pickle (cut short or damaged"),
+        ("inductor", saved()["inductor"][0][1] + b"\x00", "has 1 bytes after the end of its pickle"),
+        ("autotune", b'{"XBLOCK": 12', "is not JSON (cut short or damaged"),
+    ],
+    ids=["pickle-one-byte-short", "pickle-cut", "pickle-trailing-byte", "json-cut"],
+)
+def test_an_entry_cut_short_with_its_checksum_recomputed_is_one_located_warning(tmp_path, kind, content, why) -> None:
+    path = site(tmp_path, with_content(kind, content))
+    [f] = checked(path)
+    assert (f.code, f.severity, f.location) == ("CC707", "warning", "cache.artifacts") and why in f.message
+    assert f"the content of {kind} artifact" in f.message and "(bytes " in f.message and "warm CONTRACT" in f.fix
+
+
+def test_a_format_version_no_torch_writes_is_one_located_warning_with_a_fix(tmp_path) -> None:
+    body = (2).to_bytes(8, "big") + make_container(saved())[12:]
+    import zlib
+
+    path = site(tmp_path, zlib.crc32(body).to_bytes(4, "big") + body)
+    [f] = checked(path)
+    assert (f.code, f.location) == ("CC707", "cache.artifacts") and "format version 2 at byte 4" in f.message
+    assert f.fix.startswith("run `compile-contract warm CONTRACT` with this torch")
+
+
+def test_every_cut_inside_a_resealed_file_is_refused_and_any_damage_is_notartifacts_never_another_error() -> None:
+    import random
+    import zlib
+
+    def sealed(body: bytes) -> bytes:
+        return zlib.crc32(body).to_bytes(4, "big") + body
+
+    pickled = pickle.dumps({"code": "def f(): pass", "n": [1, 2.5, None]}, protocol=4)
+    first = make_container({"inductor": [("fkey", pickled)]})[4:]
+    body = first + make_container({"autotune": [("ab/cd.best_config", b'{"w": 4}')]})[12:]
+    accepted = []
+    for n in range(len(body)):
+        with contextlib.suppress(container.NotArtifacts):
+            container.types(sealed(body[:n]))
+            accepted.append(n)
+    assert accepted == [len(first)]  # only the cut between two types leaves a file torch could have written
+    rng = random.Random(34)
+    for _ in range(3000):
+        damaged = bytearray(body)
+        for _ in range(rng.randint(1, 4)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        with contextlib.suppress(container.NotArtifacts):
+            container.types(sealed(bytes(damaged)))
 
 
 def test_the_artifact_types_are_the_ones_the_installed_torch_registers() -> None:

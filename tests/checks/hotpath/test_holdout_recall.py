@@ -146,11 +146,17 @@ FLOORS = {
     # h07 is LATENT (a dispatch mode makes Dynamo compile nothing): the scan misses it, the probe's CC409 names it
     "holdout7": Floors((0.48, 0.74, 0.99), (frozenset({"c06_probe_feature_bank_consumed"}), frozenset(), frozenset())),
     # h08 is LATENT (a generator forward runs eager with no record): CC409 too
-    "holdout8": Floors((0.27, 0.57, 0.99)),
-    "holdout9": Floors((0.39, 0.71, 0.99)),
+    # h12 (a frozen reference model's layers get inputs without grad): one more graph for the reference, which CC408 no
+    # longer reports since it reads the failed guard (an input's requires_grad, not the instance: issue 35)
+    "holdout8": Floors((0.27, 0.57, 0.97)),
+    # h22 (two pipeline stages handed tuples of different lengths): the guard names the input, and two instances do
+    # not show compiles growing with instances, so CC408 stays silent (issue 35)
+    "holdout9": Floors((0.39, 0.71, 0.96)),
     "holdout10": Floors((0.45, 0.87, 0.99)),
     # h05 is LATENT (FlopCounterMode around the first call: Dynamo compiles nothing): CC409
-    "holdout11": Floors((0.48, 0.69, 0.99)),
+    # h26 (LoRA: the first layer's input alone lacks grad): one more graph shared by the later layers, not one per
+    # instance, so no CC408 since it reads the failed guard (issue 35's simplest per-layer model is the same)
+    "holdout11": Floors((0.48, 0.69, 0.97)),
     # h06 is LATENT (a backward pre-hook registered after the first compile is left out: nothing to count): the probe's
     # CC404 names it; h41 and h43 were found for a wrong reason (`torch.arange(i, i + 6)` read as a changing size)
     # until fixed windows were known
@@ -171,8 +177,9 @@ _CLEAN_FROM_2_14 = {
     "holdout7": Floors((0.48, 0.74, 0.968), (frozenset({"c06_probe_feature_bank_consumed"}), frozenset(), frozenset())),
     # h31 (Keras' SDPA flash probe) compiles once without a break on 2.14 and 2.15: the probe rightly sees nothing
     "holdout10": Floors((0.45, 0.87, 0.97)),
-    # h05 (FlopCounterMode around the first call) is compiled on 2.14 and 2.15, once: no never-compiled region (CC409)
-    "holdout11": Floors((0.48, 0.69, 0.97)),
+    # h05 (FlopCounterMode around the first call) is compiled on 2.14 and 2.15, once: no never-compiled region (CC409);
+    # h26 (LoRA's first layer alone without grad) is no CC408 since the rule reads the failed guard, as on 2.13
+    "holdout11": Floors((0.48, 0.69, 0.93)),
     # h09 (a KV-cache tensor reassigned) compiles once on 2.14 and 2.15
     "holdout12": Floors((0.33, 0.45, 0.97)),
 }
@@ -191,12 +198,12 @@ FLOORS_BY_TORCH: dict[str, dict[str, Floors]] = {
         # GP's noise-floor setting) compiles once on 2.11, so the probe rightly sees nothing
         "holdout8": Floors((0.265, 0.559, 0.97)),
         # c13 (a generate config deep-copied) and c26 (TransformerEngine's fp8 autocast class state) misbehave on 2.11
-        "holdout9": Floors((0.367, 0.667, 0.99)),
+        "holdout9": Floors((0.367, 0.667, 0.96)),
     },
     "2.12": {
         "holdout7": _C11,
         # c26 (TransformerEngine's fp8 autocast class state) recompiles and breaks on 2.12, a hazard the scan misses
-        "holdout9": Floors((0.379, 0.69, 0.99)),
+        "holdout9": Floors((0.379, 0.69, 0.96)),
     },
     "2.14": _CLEAN_FROM_2_14,
     "2.15": {

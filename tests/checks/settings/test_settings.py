@@ -165,14 +165,14 @@ def test_a_version_below_the_floor_is_reported_with_its_local_tag(write_contract
     assert f.code == "CC109" and "2.11.0+cu126" in f.message
 
 
-def test_recompile_limit_needs_torch_2_13_and_names_the_version() -> None:
+def test_recompile_limit_needs_torch_2_12_and_names_the_version() -> None:
     contract, _ = load(EXAMPLES / "CC110_needs_newer_torch.toml")
     found = cc1xx.check(CheckContext(contract=contract))
     if _torch.supports_compile_kwarg("recompile_limit"):
         assert found == []
         torch.compile(Block(), backend="eager", recompile_limit=4)
     else:
-        assert pairs(found) == [("CC110", "region[0].recompile_limit")] and "torch >= 2.13" in found[0].message
+        assert pairs(found) == [("CC110", "region[0].recompile_limit")] and "torch >= 2.12" in found[0].message
         with pytest.raises(TypeError):
             torch.compile(Block(), backend="eager", recompile_limit=4)
 

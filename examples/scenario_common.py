@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import re
-import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-"""Repository root (scripts run as `python examples/<name>.py` from anywhere)."""
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+"""Repository root (contracts are named relative to it, whatever the working directory)."""
 
 
 def contract_path(path: str | Path, backend: str | None = None) -> Path:

@@ -460,7 +460,9 @@ def _check_coverage(app: Sphinx, env: BuildEnvironment) -> None:
     for digit in sorted(rule_ranges() - set(RANGES)):
         log.warning(f"docs: rule range CC{digit}xx has no title in RANGES")
     for doc in sorted(d for d in env.found_docs if "/" not in d and d != env.config.root_doc):
-        log.warning(f"docs: {doc}.md sits at the top of docs/: move it into start/, topics/ or reference/ (docs/index.md)")
+        log.warning(
+            f"docs: {doc}.md sits at the top of docs/: move it into start/, topics/ or reference/ (docs/index.md)"
+        )
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -195,8 +195,9 @@ FLOORS_BY_TORCH: dict[str, dict[str, Floors]] = {
     "2.11": {
         "holdout7": _C11,
         # c15 (accelerate's CPU-offload hook) breaks the graph on 2.11, a hazard there the scan does not read; h03 (a
-        # GP's noise-floor setting) compiles once on 2.11, so the probe rightly sees nothing
-        "holdout8": Floors((0.265, 0.559, 0.97)),
+        # GP's noise-floor setting) compiles once on 2.11, so the probe rightly sees nothing; h12 (a frozen reference
+        # model's inputs without grad) is no CC408 since the rule reads the failed guard, as on 2.13: 32 of 34
+        "holdout8": Floors((0.265, 0.559, 0.94)),
         # c13 (a generate config deep-copied) and c26 (TransformerEngine's fp8 autocast class state) misbehave on 2.11
         "holdout9": Floors((0.367, 0.667, 0.96)),
     },

@@ -123,7 +123,7 @@ def test_the_readme_is_a_landing_page_whose_links_into_docs_resolve() -> None:
 def test_a_subcommand_without_its_reference_section_fails_the_build(tmp_path: Path) -> None:
     """A copy of the docs whose CLI page lost one command's generated block does not build: the gap is a warning."""
     shutil.copytree(ROOT / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("_build"))
-    for shared in ("contract", "monitor", "ops"):
+    for shared in ("contract", "monitor", "compile_formats", "ops"):
         (tmp_path / shared).symlink_to(ROOT / shared)
     cli = tmp_path / "docs/reference/cli.md"
     cli.write_text(cli.read_text().replace("<!-- generated: cli-command report -->", ""))

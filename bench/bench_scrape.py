@@ -31,8 +31,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from torch import nn
 
 import monitor
+from compile_formats.reasons import CATEGORIES
 from contract.pipeline import check
-from monitor.reasons import CATEGORIES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_monitor_overhead import Null, build, time_steps

@@ -183,10 +183,10 @@ def start(args: argparse.Namespace, contract: Path, cache: Path) -> dict[str, An
 def read_cost(manifest: Path, contract: Path, repeats: int = 50) -> dict[str, float]:
     """Median ms of `manifest.read` and of doctor's whole warm-start prediction (no torch), in this process."""
     sys.path.insert(0, str(ROOT))
+    from compile_formats import manifest as mf
     from contract.checks.context import CheckContext
     from contract.checks.warm import check as warm_check
     from contract.document.load import load
-    from monitor import manifest as mf
 
     doc, _ = load(contract)
     assert doc is not None
@@ -210,7 +210,7 @@ def bench_model(args: argparse.Namespace, model: str, root: Path) -> dict[str, A
     _run([CLI, "warm", str(warm_contract)], _env(args, site / "cache-warm"))
     warm_run_s = time.perf_counter() - t0
     sys.path.insert(0, str(ROOT))
-    from monitor import manifest as mf
+    from compile_formats import manifest as mf
 
     manifest = mf.read(site / "warm.json")
     predicted = manifest.cost().seconds

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from compile_formats.reasons import brief, categorize, guard_site
 from contract.binding.targets import Binding, Target
 from monitor import _dynamo
 from monitor.actions import RecompileBudgetExceeded
 from monitor.ledger import Ledger, Outcome
-from monitor.reasons import brief, categorize, guard_site
 from monitor.unclaimed import LABEL
 
 Say = Callable[..., None]

@@ -4,7 +4,7 @@ Each compile's FX-graph / AOTAutograd lookups (key, Inductor's own key component
 `_inductor.add_lookup_listener` while it compiles and are taken at its end callback (Dynamo serializes compiles), then
 attributed to the region instance the monitor resolved. The instance's n-th compile is compared with its n-th compile
 in the manifest: a miss where the manifest recorded that compile is a `cold_compile`, explained by the components
-whose hash differs (`monitor.manifest`, the same comparison the startup prediction uses).
+whose hash differs (`compile_formats.manifest`, the same comparison the startup prediction uses).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from compile_formats import manifest as mf
 from contract.binding.targets import Binding, Target
 from monitor import _inductor
-from monitor import manifest as mf
 
 MAX_CHANGED = 10
 """Changed components listed per `cold_compile` event (a torch upgrade changes hundreds)."""
@@ -215,7 +215,7 @@ class ColdStart:
 
 def _environment(manifest: mf.Manifest) -> list[mf.Change]:
     """The environment fingerprint's differences from the manifest (the explanation when a key has no components)."""
-    from monitor.fingerprint import full_environment
+    from compile_formats.fingerprint import full_environment
 
     current = full_environment(os.environ)
     current.pop("env", None)

@@ -11,10 +11,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from compile_formats.reasons import brief, guard_site, short
 from contract.binding.targets import Target
 from monitor import _dynamo, _dynamo_records
 from monitor.ledger import Ledger, Outcome
-from monitor.reasons import brief, guard_site, short
 
 LIMIT_IDS = 1024
 """Compile ids of recompile-limit hits already reported through Dynamo's warning (their metrics record is not

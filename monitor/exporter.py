@@ -16,9 +16,9 @@ from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
+from compile_formats.reasons import CATEGORIES
 from monitor.capabilities import NAMES as CAPABILITIES
 from monitor.ledger import BUCKETS, CACHES, COLUMNS, ERROR_KINDS, SOURCES, Ledger
-from monitor.reasons import CATEGORIES
 
 PREFIX = "torch_compile_"
 

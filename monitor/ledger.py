@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from compile_formats.reasons import CATEGORIES
 from contract.document.schema import Region
-from monitor.reasons import CATEGORIES
 from monitor.unclaimed import LABEL as UNCLAIMED
 from monitor.unclaimed import Unclaimed
 

@@ -13,7 +13,7 @@ so nothing is trusted on the version number alone. After the warm run has saved 
    compile during the warm run's shapes), and at least one region recompiled an unseen shape cleanly. Otherwise the
    plain artifacts stay, and the verdict says why (torch version and the failure).
 
-A torch with a failure a verification run cannot see (`monitor.manifest.PRECOMPILE_KNOWN_BAD`, empty today) is not
+A torch with a failure a verification run cannot see (`compile_formats.manifest.PRECOMPILE_KNOWN_BAD`, empty today) is not
 tried at all.
 
 The verdict is the manifest's `precompile` field; `enforce` switches precompile on only where it says `verified` for
@@ -35,8 +35,8 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
+from compile_formats.manifest import precompile_known_bad
 from contract.binding.targets import Binding
-from monitor.manifest import precompile_known_bad
 
 TIMEOUT_FACTOR = 10.0
 """The verification run may take this many times the warm run's own steps (it compiles an unseen shape too)."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from compile_formats.reasons import break_summary, brief, categorize, generalizes, guard_site, names_instance
 from contract.binding.targets import Binding, Target
 from monitor import _dynamo, _dynamo_records, _inductor
 from monitor.actions import RecompileBudgetExceeded, act
@@ -27,7 +28,6 @@ from monitor.inflight import Inflight
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.outputs import Outputs
-from monitor.reasons import break_summary, brief, categorize, generalizes, guard_site, names_instance
 from monitor.unclaimed import LABEL as UNCLAIMED
 
 PRECOMPILED_MISS = "a guard of the precompiled entry failed (torch records no reason for a loaded entry's guards)"

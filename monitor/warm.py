@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compile_formats import fingerprint
+from compile_formats import manifest as mf
 from contract.binding.targets import Binding
 from contract.document.load import Contract
-from monitor import fingerprint
-from monitor import manifest as mf
 
 
 class WarmError(Exception):

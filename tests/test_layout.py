@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from tests import ROOT
@@ -45,3 +47,14 @@ def test_examples_are_scenario_modules_imported_through_the_examples_package() -
     inserts = re.compile(r"sys\.path\.(insert|append)\(.*examples")
     for path in [*ROOT.glob("tests/**/*.py"), *ROOT.glob("examples/*.py"), *ROOT.glob("bench/*.py")]:
         assert not inserts.search(path.read_text()), path
+
+
+def test_the_shared_formats_import_neither_package_nor_torch() -> None:
+    """compile_formats sits below contract/ and monitor/: importing it pulls in neither of them, nor torch."""
+    code = (
+        "import sys, compile_formats.manifest, compile_formats.fingerprint, compile_formats.reasons; "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('contract', 'monitor', 'torch')); "
+        "assert not bad, bad"
+    )
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr

@@ -306,7 +306,7 @@ class ProbeSpec(_Table):
     model: ImportRef | None = None
     """`"pkg.module:attr"`, a callable returning a small twin of the model (the same classes, fewer and narrower
     layers) that the probe runs the step on, while every other check reads the real model (which `check` then builds
-    on the meta device: a 70B model needs no memory); the regions bind to both (docs/twin-probe.md)."""
+    on the meta device: a 70B model needs no memory); the regions bind to both (docs/topics/twin-probe.md)."""
 
 
 class DistributedSpec(_Table):

@@ -76,7 +76,7 @@ def twin_notes(twin: Twin | None, model: nn.Module, *, wanted: bool, stdout: boo
             return ["no twin written: pass -o FILE to have init write the probe's twin next to the contract"]
         return [
             "no twin written: init found no list of decoder layers as long as the config's num_hidden_layers; "
-            "write one by hand for [probe] model (docs/twin-probe.md)"
+            "write one by hand for [probe] model (docs/topics/twin-probe.md)"
         ]
     out = [
         f"twin: {twin.path} ([probe] model = {twin.ref!r}), the model's layers {twin.picked} of {twin.layers}, "
@@ -123,7 +123,7 @@ def build(twin: Twin) -> nn.Module:
         text = " ".join(str(exc).split())[:200]
         raise InitError(
             f"the twin init derived for the model does not build ({type(exc).__name__}: {text}); pass --no-twin to "
-            "probe the model itself, or write a twin by hand (docs/twin-probe.md)"
+            "probe the model itself, or write a twin by hand (docs/topics/twin-probe.md)"
         ) from None
     if not isinstance(model, nn.Module):
         raise RuntimeError(f"the generated twin returned {type(model).__name__}")

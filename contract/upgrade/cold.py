@@ -14,7 +14,7 @@ from contract.upgrade.compare import ColdStart, RegionRun
 
 def read_manifest(contract: Any) -> tuple[Any, str]:
     """(the manifest, "") or (None, why there is none)."""
-    from monitor.manifest import ManifestError, read
+    from compile_formats.manifest import ManifestError, read
 
     name = contract.cache.manifest
     if not name:

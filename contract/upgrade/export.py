@@ -1,4 +1,4 @@
-"""The upgrade report for machines: JSON (a stable, documented shape: docs/upgrade.md) and SARIF (the format `check`
+"""The upgrade report for machines: JSON (a stable, documented shape: docs/topics/upgrade.md) and SARIF (the format `check`
 writes, through `contract.report.sarif`: the findings the candidate adds, and the upgrade's own results)."""
 
 from __future__ import annotations

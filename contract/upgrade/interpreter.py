@@ -26,7 +26,7 @@ from typing import Any
 from contract.upgrade import BadInput
 
 PROJECT = "torch-compile-contract"
-PACKAGES = ("contract", "monitor")
+PACKAGES = ("contract", "monitor", "compile_formats")
 TAIL = 600
 """Characters of a failing process's stderr quoted in the error line."""
 _PROBE = """\
@@ -40,7 +40,7 @@ def where(n):
     s = u.find_spec(n)
     return list(s.submodule_search_locations or [])[:1] if s else []
 print(json.dumps({"probe": 1, "python": sys.version.split()[0], "executable": sys.executable, "torch": v("torch"),
-    "project": v("torch-compile-contract"), "packages": {n: where(n) for n in ("contract", "monitor")}}))
+    "project": v("torch-compile-contract"), "packages": {n: where(n) for n in ("contract", "monitor", "compile_formats")}}))
 """
 """Run with `python -c` in the interpreter; imports nothing of torch or of this project (names: PROJECT, PACKAGES)."""
 
@@ -144,8 +144,9 @@ def own_packages() -> dict[str, Path]:
     import importlib.util
 
     out = {"contract": Path(__file__).resolve().parents[1]}
-    spec = importlib.util.find_spec("monitor")
-    out["monitor"] = Path(next(iter(spec.submodule_search_locations or [""]))) if spec else Path()
+    for name in PACKAGES[1:]:
+        spec = importlib.util.find_spec(name)
+        out[name] = Path(next(iter(spec.submodule_search_locations or [""]))) if spec else Path()
     return out
 
 

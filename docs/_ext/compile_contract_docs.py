@@ -441,7 +441,7 @@ def _outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[
 
 
 def _check_coverage(app: Sphinx, env: BuildEnvironment) -> None:
-    """Every schema table, subcommand and rule range has its generated block somewhere."""
+    """Every schema table, subcommand and rule range has its generated block somewhere; every page is in a folder."""
     from contract.document.schema import SECTIONS
 
     blocks = set().union(*_generated(env).values()) if _generated(env) else set()
@@ -459,6 +459,10 @@ def _check_coverage(app: Sphinx, env: BuildEnvironment) -> None:
         log.warning(f"docs: no page has `<!-- generated: {block} -->`: it is undocumented")
     for digit in sorted(rule_ranges() - set(RANGES)):
         log.warning(f"docs: rule range CC{digit}xx has no title in RANGES")
+    for doc in sorted(d for d in env.found_docs if "/" not in d and d != env.config.root_doc):
+        log.warning(
+            f"docs: {doc}.md sits at the top of docs/: move it into start/, topics/ or reference/ (docs/index.md)"
+        )
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

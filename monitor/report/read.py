@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 STOP_EVENTS: tuple[str, ...] = ("training_stopped", "generate_fail_armed")
-"""Events an engine adapter emits when it acts on a `fail` breach at its step boundary (docs/engines.md)."""
+"""Events an engine adapter emits when it acts on a `fail` breach at its step boundary (docs/topics/engines.md)."""
 VERSION = 1
 """The event-file format version this reader understands (`monitor.events.VERSION` when it was written)."""
 EVENTS = frozenset(

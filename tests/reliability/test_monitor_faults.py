@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 import monitor
-from monitor.reasons import CATEGORIES
+from compile_formats.reasons import CATEGORIES
 from tests import ROOT
 from tests.reliability._faults import Adder, Block, Events, Tower, bind, regions, retained_bytes
 

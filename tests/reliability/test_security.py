@@ -18,7 +18,7 @@ from contract.pipeline import check
 from tests import ROOT
 from tests.reliability import _toml
 
-PACKAGES = ("contract", "monitor")
+PACKAGES = ("contract", "monitor", "compile_formats")
 SENTINEL_MODULE = "ccsec_sentinel_module"
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from contract.cli import main
+from contract.upgrade.interpreter import PACKAGES
 from tests import ROOT
 from tests.upgrade.models import contract
 
@@ -101,7 +102,7 @@ def test_a_python_without_the_project(capsys, differing: Path, tmp_path: Path) -
 
 
 def test_a_python_with_another_version_of_the_project(capsys, differing: Path, tmp_path: Path) -> None:
-    pkgs = {"contract": [str(ROOT / "contract")], "monitor": [str(ROOT / "monitor")]}
+    pkgs = {name: [str(ROOT / name)] for name in PACKAGES}
     code, err = upgrade(capsys, str(differing), "--candidate", fake_probe(tmp_path, project="0.0.1", packages=pkgs))
     assert code == 2 and "has torch-compile-contract 0.0.1, this is 0.1.0" in one_line(err)
 
@@ -111,7 +112,7 @@ def test_a_python_importing_another_source_of_the_project(capsys, differing: Pat
     outside the repository (run from its root, `python -m` imports the root's packages first)."""
     monkeypatch.chdir(tmp_path)
     src = tmp_path / "src"
-    for pkg in ("contract", "monitor"):
+    for pkg in PACKAGES:
         shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     (src / "contract" / "demo.py").write_text((src / "contract" / "demo.py").read_text() + "\n# edited\n")
     python = script(tmp_path / "python", f'PYTHONPATH={src}:{ROOT} exec {sys.executable} "$@"\n')

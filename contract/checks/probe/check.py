@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from compile_formats.reasons import SIZE_GUARD, brief
 from contract.checks.probe import twin
 from contract.checks.probe.rules import (
     COMPILE_FAILED,
@@ -26,7 +27,6 @@ from contract.checks.probe.rules import (
     RECOMPILES,
 )
 from contract.findings import Finding
-from monitor.reasons import SIZE_GUARD, brief
 
 GROWING = 3
 """Instances compiling one frame on guards that do not name the instance, from which the compiles are taken to grow

@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from compile_formats.manifest import ManifestError, read
 from contract.checks.cache.artifacts import Inspection, inspect
 from contract.checks.warm.rules import ARTIFACTS_NOT_LOADED
 from contract.findings import Finding
-from monitor.manifest import ManifestError, read
 
 
 def load(contract: Any, *, strict: bool = False, found: Inspection | None = None) -> list[Finding]:

@@ -12,6 +12,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from compile_formats import fingerprint
+from compile_formats.manifest import Change, Manifest, ManifestError, environment_changes, read
 from contract.checks.cache import artifacts
 from contract.checks.cache.dirs import resolve_dir
 from contract.checks.warm import kernels
@@ -25,8 +27,6 @@ from contract.checks.warm.rules import (
     REGION_CHANGED,
 )
 from contract.findings import Finding, Severity
-from monitor import fingerprint
-from monitor.manifest import Change, Manifest, ManifestError, environment_changes, read
 
 MAX_CHANGES = 8
 """Component findings shown one by one; the rest are summed up in one more (a torch upgrade changes hundreds)."""

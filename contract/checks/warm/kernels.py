@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compile_formats.manifest import ManifestError, read
 from contract.checks.cache.artifacts import as_written, insecure
 from contract.checks.cache.security import Exposed, read_private
 from contract.checks.warm.rules import KERNELS_OTHER_HOST, KERNELS_REFUSED
 from contract.findings import Finding, Severity
-from monitor.manifest import ManifestError, read
 
 SUFFIX = ".kernels"
 """The pack is `[cache] artifacts` + this suffix."""

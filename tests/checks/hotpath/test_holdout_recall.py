@@ -187,16 +187,24 @@ _CLEAN_FROM_2_14 = {
 hazards (a label says what the code does on the torch that misbehaves), so the probe, measuring the installed torch,
 misses them there: a case that is clean on this torch, not a miss of the checker."""
 
+_C11 = Floors((0.469, 0.719, 0.99), (frozenset({"c06_probe_feature_bank_consumed"}), frozenset(), frozenset()))
+"""holdout7 on torch 2.11 and 2.12: c11 (a loss function picked by regex) is clean on 2.13 but compiles 4 times with 2
+breaks there, a hazard on those torches the scan does not read (the probe's CC401/CC403 name it)."""
+
 FLOORS_BY_TORCH: dict[str, dict[str, Floors]] = {
-    # torch 2.11 (measured on its CPU env and on an H100): without the step the scan reads each pattern as 2.11 does
-    # (`contract/checks/hotpath/versions.py`: a counter under `if not is_exporting()` is dormant there, a closure
-    # cell keeps its first value): fewer findings are errors, and some none at all
     "2.11": {
-        "holdout7": Floors(
-            (0.469, 0.74, 0.99), (frozenset({"c06_probe_feature_bank_consumed"}), frozenset(), frozenset())
-        ),
-        "holdout8": Floors((0.265, 0.57, 0.97)),
-        "holdout9": Floors((0.367, 0.71, 0.96)),
+        "holdout7": _C11,
+        # c15 (accelerate's CPU-offload hook) breaks the graph on 2.11, a hazard there the scan does not read; h03 (a
+        # GP's noise-floor setting) compiles once on 2.11, so the probe rightly sees nothing; h12 (a frozen reference
+        # model's inputs without grad) is no CC408 since the rule reads the failed guard, as on 2.13: 32 of 34
+        "holdout8": Floors((0.265, 0.559, 0.94)),
+        # c13 (a generate config deep-copied) and c26 (TransformerEngine's fp8 autocast class state) misbehave on 2.11
+        "holdout9": Floors((0.367, 0.667, 0.96)),
+    },
+    "2.12": {
+        "holdout7": _C11,
+        # c26 (TransformerEngine's fp8 autocast class state) recompiles and breaks on 2.12, a hazard the scan misses
+        "holdout9": Floors((0.379, 0.69, 0.96)),
     },
     "2.14": _CLEAN_FROM_2_14,
     "2.15": {

@@ -239,7 +239,7 @@ def test_warmup_compiles_absorbing_the_recompile_gives_no_finding(tmp_path):
 
 
 def test_guard_site_prefers_the_user_stack_trace_and_expands_a_shortened_comment_path():
-    from monitor.reasons import guard_site
+    from compile_formats.reasons import guard_site
 
     reason = (
         "0/0: self.t == 1.0  # return x / self.t  # mp/x/m.py:7 in forward\nUser stack trace:\n"

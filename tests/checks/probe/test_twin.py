@@ -5,6 +5,7 @@ Llama-3-8B and DeepSeek-V2-Lite (bench/bench_twin_probe.py measures fourteen arc
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -97,7 +98,10 @@ def test_hazards_planted_in_a_real_shape_llama_on_meta_are_found_through_its_twi
     assert binding is not None and all(p.is_meta for p in binding.model.parameters())
     found = codes(findings)
     assert found & {("CC401", "layers"), ("CC402", "layers")} and ("CC403", "norm") in found, found
-    assert {c for c, _ in found} <= {"CC301", "CC304", "CC401", "CC402", "CC403"}, found
+    # CC309 where the installed transformers reads `self.layer_idx` under `if past_key_values is not None:` (5.17 does,
+    # 5.25 does not): a true warning about the library's code, not the planted hazards this test is about
+    ours = {(c, loc) for c, loc in found if not (c == "CC309" and "transformers/" in loc)}
+    assert {c for c, _ in ours} <= {"CC301", "CC304", "CC401", "CC402", "CC403"}, found
 
     out.write_text(result.text.replace('model = "planted_twin:twin"', ""))
     _, _, findings = check(out, model, step=resolve(STEP, "step"))
@@ -119,8 +123,11 @@ def test_init_writes_a_twin_for_a_real_shape_deepseek_and_check_passes_with_the_
     text = (tmp_path / "ds.toml").read_text()
     assert 'model = "ds_twin:twin"' in text and "ds_twin.py, written by init" in text
     assert "recorded 3 calls" in report and "contract check passed" in report
-    assert main(["check", "ds.toml"]) == 0
-    assert "contract check passed: ds.toml" in capsys.readouterr().out
+    assert main(["check", "ds.toml", "--format", "json"]) == 0
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    # at most CC309 where the installed transformers reads `self.layer_idx` under `if past_key_values is not None:`
+    # (5.17 does, 5.25 does not): a true warning about the library's code
+    assert all(f["code"] == "CC309" and "transformers/" in f["location"] for f in findings), findings
     assert main(["init", ref, "-o", "ds.toml", "--force", "--no-twin"]) == 0
     assert "[probe]" not in (tmp_path / "ds.toml").read_text()
 

@@ -17,7 +17,7 @@ from tests.checks.cache.artifacts_kit import Plant
 CLI = str(Path(sys.executable).parent / "compile-contract")
 CLEAN = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHINDUCTOR_", "TORCH_COMPILE_"))}
 READERS = (
-    "monitor/manifest.py",
+    "compile_formats/manifest.py",
     "monitor/coldstart.py",
     "monitor/report/read.py",
     "contract/checks/warm/check.py",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from monitor import manifest as mf
+from compile_formats import manifest as mf
 from tests import ROOT
 
 RECORD = {"compile_id": "0/0", "seconds": 3.0, "cold_seconds": 7.5, "lookups": [{"cache": "fx_graph", "key": "fk"}]}

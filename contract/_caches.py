@@ -7,7 +7,7 @@ failed artifact load run on all five). Same in all five: the cache switches, Con
 `cache_dir()`, `pgo.get_cache_key` / `code_state_path`, `save_cache_artifacts` / `load_cache_artifacts` and
 `CacheInfo.artifacts`, the "Failed to un-pickle cache artifacts" warning on `torch.compiler._cache`. Differs (what the
 FX-graph key hashes, none breaking a read here): `cpp_runtime_thread_count` from 2.13 on, not on 2.11 and 2.12 (the
-warm check reads it from the key's own lines, `monitor/warm.py`), and `readonly_values=True` (same values); 2.14 adds
+warm check reads it from the key's own lines, `contract/warm/run.py`), and `readonly_values=True` (same values); 2.14 adds
 `nested_inductor_config_patches`, `compile_on_one_rank`, `provenance_tracking_to_timeline`; 2.15 adds
 `custom_backend_codegen_implications` and, in `CacheBase.get_system()`, the cache info of every other available device
 backend (not mirrored by `device_info`); 2.15's Inductor config is an implication module whose portable dict holds raw
@@ -393,7 +393,7 @@ def _exception(record: logging.LogRecord) -> str:
     return " ".join(text.split())[:300]
 
 
-# C++ kernels on CPU (the kernel pack, `monitor.kernels`): Inductor's C++ code caches (`CppCodeCache`,
+# C++ kernels on CPU (the kernel pack, `contract.warm.kernels`): Inductor's C++ code caches (`CppCodeCache`,
 # `CppPythonBindingsCodeCache`, `CppWrapperCodeCache` in torch/_inductor/codecache.py; private, read in 2.11.0,
 # 2.12.1, 2.13.0, 2.14.1 and 2.15.0, same in all five) key a kernel by `code_hash(source, extra=<the other source> +
 # <the full g++ command line>)` and build `<cache_dir>/<key[1:3]>/<key>[.main].so` only when that file does not exist

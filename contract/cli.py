@@ -303,7 +303,7 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
     from contract.findings import has_errors
     from contract.report.allow import finalize
     from contract.report.render import n_of, render_text
-    from monitor.warm import WarmError, cache_dir_env, run
+    from contract.warm.run import WarmError, cache_dir_env, run
 
     meta = contract.meta
     model_ref = args.model or (meta.model if meta else None)

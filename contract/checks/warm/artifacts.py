@@ -1,7 +1,7 @@
-"""PyTorch's portable cache artifacts: `enforce` loads them before anything compiles (`monitor.warm` saves them).
+"""PyTorch's portable cache artifacts: `enforce` loads them before anything compiles (`contract.warm.run` saves them).
 
 Where the warm manifest says its precompiled bundle was verified with the installed torch (`precompile.verified`,
-`monitor.precompile`), `enforce` switches torch's `caching_precompile` on first, so every region's `torch.compile()`
+`contract.warm.precompile`), `enforce` switches torch's `caching_precompile` on first, so every region's `torch.compile()`
 installs Dynamo's saved code instead of tracing; where the manifest has a verdict that is not for this torch or not
 verified, it switches it off (a `TORCH_CACHING_PRECOMPILE=1` exported by hand included): entries that crashed or missed
 in the verification must not be run.

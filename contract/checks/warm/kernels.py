@@ -3,7 +3,7 @@
 Torch's portable artifacts carry no C++ kernel on CPU: a start that loads them (or installs a precompiled entry)
 still builds every kernel (`<cache_dir>/<key[1:3]>/<key>.so`) unless the file is already there, in which case
 Inductor dlopens it as is (`contract._caches`, "C++ kernels on CPU"). So `compile-contract warm` writes the ones
-its compiles loaded into `<[cache] artifacts>.kernels` (`monitor.kernels`) and records the pack in the manifest
+its compiles loaded into `<[cache] artifacts>.kernels` (`contract.warm.kernels`) and records the pack in the manifest
 (`kernels`), and `enforce` writes them into the cache dir first, but only a pack that:
 
 1. is the job's and writable by nobody else, like the artifacts file (CC211, the same code: `read_private`);

@@ -1,11 +1,11 @@
 """The verification run of a precompiled bundle: a fresh process, an empty cache dir, precompile on.
 
-`compile-contract warm` starts it (`python -m monitor.precompile_worker ...`, `monitor.precompile.verify`) with
+`compile-contract warm` starts it (`python -m contract.warm.precompile_worker ...`, `contract.warm.precompile.verify`) with
 `TORCHINDUCTOR_CACHE_DIR` pointing at a new empty dir, so nothing of the warm run's local cache can help. It loads the
 bundle as `enforce` does (before anything compiles), binds and applies the contract, runs the step through the
 steps the warm run ran (every shape it saw) under the monitor, then calls each region once more with an input shape
 the warm run never saw (one more row on the first dim, else on the second; a shape the region's eager forward rejects
-is no test). It writes what happened as JSON to `--out`; `monitor.precompile.judge` turns that into the verdict. Any
+is no test). It writes what happened as JSON to `--out`; `contract.warm.precompile.judge` turns that into the verdict. Any
 exception of torch's is caught and reported; a crash of the process itself is seen by the parent (no JSON).
 """
 
@@ -45,7 +45,9 @@ def _plain(fields: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the verification and write its JSON result (exit 0 whatever it found; the parent judges)."""
-    parser = argparse.ArgumentParser(prog="python -m monitor.precompile_worker", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m contract.warm.precompile_worker", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--contract", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--step", required=True)

@@ -3,7 +3,7 @@
 The run is an engine start under the monitor: apply the contract (its real backend, not the probe's), run `step`
 until every region has compiled and one more step compiles nothing new (bounded), with the monitor recording each
 compile's cache lookups per region instance. Then it saves PyTorch's portable cache artifacts (`[cache] artifacts`),
-tries a precompiled bundle in their place where the CLI gave it the model's references (`monitor.precompile`: built,
+tries a precompiled bundle in their place where the CLI gave it the model's references (`contract.warm.precompile`: built,
 then verified in a fresh process; kept only if it held), and writes the manifest atomically (`[cache] manifest`): the
 recorded keys and compile seconds, the environment fingerprint the keys depend on, the PGO state, each region's code
 and settings hashes, and the precompile verdict.
@@ -125,9 +125,9 @@ def run(
 
 
 def _kernels(contract: Contract) -> dict[str, Any] | None:
-    """The C++ kernels this run loaded, packed beside `[cache] artifacts` (`monitor.kernels`; CPU only)."""
+    """The C++ kernels this run loaded, packed beside `[cache] artifacts` (`contract.warm.kernels`; CPU only)."""
     from contract import _caches
-    from monitor import kernels
+    from contract.warm import kernels
 
     return kernels.save(contract, _caches.inductor_cache_dir(), _write_atomic)
 
@@ -145,7 +145,7 @@ def _precompiled(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The precompile verdict, and what `[cache] artifacts` now holds: the verified bundle, else the plain artifacts
     already written."""
-    from monitor import precompile
+    from contract.warm import precompile
 
     if not on:
         why = "not tried (warm --no-precompile)"

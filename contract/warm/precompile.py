@@ -7,7 +7,7 @@ so nothing is trusted on the version number alone. After the warm run has saved 
 
 1. compiles the regions again in the warm process with precompile on (the Inductor entries the first pass wrote to
    the local cache make this quick) and saves the bundle;
-2. runs `monitor.precompile_worker` in a fresh process with an empty cache dir: it loads the bundle, runs the step
+2. runs `contract.warm.precompile_worker` in a fresh process with an empty cache dir: it loads the bundle, runs the step
    through the warm run's steps and then a shape the warm run never saw in every region;
 3. judges: the bundle is kept only if nothing crashed, every region instance's entry was installed and hit (no Dynamo
    compile during the warm run's shapes), and at least one region recompiled an unseen shape cleanly. Otherwise the
@@ -156,7 +156,7 @@ def verify(bundle: bytes, refs: tuple[str, str, str], *, steps: int, timeout_s: 
         bundle_path, out, cache = Path(tmp, "bundle.bin"), Path(tmp, "result.json"), Path(tmp, "cache")
         bundle_path.write_bytes(bundle)
         cache.mkdir()
-        cmd = [sys.executable, "-m", "monitor.precompile_worker", "--contract", contract, "--model", model]
+        cmd = [sys.executable, "-m", "contract.warm.precompile_worker", "--contract", contract, "--model", model]
         cmd += ["--step", step, "--steps", str(steps), "--bundle", str(bundle_path), "--out", str(out)]
         env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache), "TORCH_CACHING_PRECOMPILE": "1"}
         started = time.perf_counter()

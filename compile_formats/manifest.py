@@ -30,6 +30,20 @@ MAX_BYTES = 64 << 20
 """A manifest larger than this is refused unread (a hand-written or corrupted file)."""
 
 
+PRECOMPILE_KNOWN_BAD: dict[str, str] = {}
+"""Torch minors (`"2.13"`) whose precompiled entries are never used, whatever a verification saw, with why: only for a
+failure a verification run cannot see (it finds the rest itself). None today: the one such failure measured, a guard
+miss after a load minting a global name the load installed (`AssertionError: Name '__builtins_dict___N' already
+exists in scope` on 2.13 and 2.14, on whichever compile reaches that number), is recovered from instead
+(`contract._caches.names_past`). docs/topics/warm-starts.md lists each torch's verdict."""
+
+
+def precompile_known_bad(torch_version: str) -> str | None:
+    """Why precompiled entries are never used with this torch (`2.13.0+cpu` -> its minor's entry), else None."""
+    minor = ".".join(torch_version.split("+", 1)[0].split(".")[:2])
+    return PRECOMPILE_KNOWN_BAD.get(minor)
+
+
 class ManifestError(Exception):
     """The manifest cannot be used: one line saying why."""
 
@@ -103,6 +117,22 @@ class Manifest:
     def artifacts(self) -> dict[str, Any] | None:
         """What `warm` saved as portable artifacts (path, bytes, keys), or None."""
         return self.data.get("artifacts")
+
+    @property
+    def kernels(self) -> dict[str, Any] | None:
+        """The kernel pack `warm` wrote on CPU (path, bytes, sha256, files, host), or None."""
+        return self.data.get("kernels")
+
+    @property
+    def precompile(self) -> dict[str, Any] | None:
+        """The warm run's precompile verdict (`verified`, `torch`, `reason`, ...), None when it made none."""
+        return self.data.get("precompile")
+
+    def precompile_verified(self, torch_version: str) -> bool:
+        """The warm run verified its precompiled bundle with exactly this torch (`enforce` switches precompile on)."""
+        verdict = self.precompile
+        same = bool(verdict and verdict.get("verified") is True and verdict.get("torch") == torch_version)
+        return same and precompile_known_bad(torch_version) is None
 
     @property
     def regions(self) -> dict[str, Any]:
@@ -198,6 +228,13 @@ def _validate(data: Any) -> None:
         raise ManifestError(f"format version {data.get('version')!r}, this reader knows {VERSION}")
     for key in ("environment", "cache", "pgo", "components"):
         _expect(data.get(key, {}), dict, key)
+    if data.get("precompile") is not None:
+        _expect(data["precompile"], dict, "precompile")
+        if not isinstance(data["precompile"].get("verified"), bool):
+            raise ManifestError("precompile.verified: expected true or false")
+    if data.get("kernels") is not None:
+        _expect(data["kernels"], dict, "kernels")
+        _expect(data["kernels"].get("files"), dict, "kernels.files")
     _expect(data.get("regions"), dict, "regions")
     for name, region in data["regions"].items():
         _expect(region, dict, f"regions.{name}")

@@ -61,12 +61,20 @@ def _compile_builtin(module: nn.Module, kwargs: dict[str, Any]) -> Callable:
     instance attribute that runs the forward through `wrap_inline` (a frame Dynamo traces, torch 2.11-2.15) while a call
     is installed (`_compiled_call_impl`, here the plain bound `_call_impl`), eager otherwise. The compiled function's
     `__wrapped__` is the module's bound forward (the runtime monitor attributes compiles by it).
+
+    Its `__module__` is put back to `external_utils` (where its code's globals live): `functools.wraps` in
+    `wrap_inline` copied the forward's (`torch.nn.modules.linear`), and a precompiled entry
+    (`torch._dynamo.config.caching_precompile`, `CompilePackage.install`) installs its compiled functions into
+    `sys.modules[fn.__module__]`, so the loaded bytecode raised `NameError: name '__compiled_fn_..' is not defined` at
+    its first call (measured on 2.15.0; with the fix the demo's `lm_head` loads and runs on 2.11.0, 2.12.1, 2.14.1
+    and 2.15.0; nothing else reads the attribute).
     """
     from torch._dynamo import external_utils
 
     eager = _eager_forward(module)
     inline = external_utils.wrap_inline(eager)
     inline.__wrapped__ = types.MethodType(type(module).forward, module)  # type: ignore[attr-defined]
+    inline.__module__ = external_utils.__name__
     compiled = torch.compile(inline, **kwargs)
 
     def forward(*args: Any, **kw: Any) -> Any:

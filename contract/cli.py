@@ -77,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write the saved artifacts' sha256 into the contract ([cache] artifacts_sha256)",
     )
+    warm.add_argument(
+        "--no-precompile",
+        action="store_true",
+        help="save plain artifacts only: no precompiled bundle (Dynamo's code and guards) built or verified",
+    )
     warm.set_defaults(run=_cmd_warm)
     _upgrade_parser(sub)
     rules = sub.add_parser("rules", help="list every rule (code, severity, name)")
@@ -298,7 +303,7 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
     from contract.findings import has_errors
     from contract.report.allow import finalize
     from contract.report.render import n_of, render_text
-    from monitor.warm import WarmError, cache_dir_env, run
+    from contract.warm.run import WarmError, cache_dir_env, run
 
     meta = contract.meta
     model_ref = args.model or (meta.model if meta else None)
@@ -314,7 +319,13 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
 
             model, step = build_model(model_ref), resolve(step_ref, "step")
             binding, bound = bind(contract, model)
-            result = None if has_errors(bound) else run(binding, step, steps=args.steps or contract.probe.steps)
+            refs = (args.contract, model_ref, step_ref)
+            steps = args.steps or contract.probe.steps
+            result = (
+                None
+                if has_errors(bound)
+                else run(binding, step, steps=steps, refs=refs, precompile=not args.no_precompile)
+            )
     except (RefError, WarmError) as exc:
         raise UsageError(str(exc)) from None
     if result is None:
@@ -325,6 +336,14 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
         f"warm manifest written: {result.path} ({n_of(len(result.compiled), 'region')} compiled, "
         f"{n_of(result.compiles, 'compile')}, {result.cold_seconds:.1f} s cold, {n_of(result.steps, 'step')}{art})"
     )
+    if result.precompile is not None:
+        print(_precompile_line(result.precompile))
+    if result.kernels is not None:
+        k = result.kernels
+        print(
+            f"kernels: {n_of(len(k['files']), 'C++ kernel')} packed in {k['path']} ({k['bytes']} bytes): enforce "
+            "installs them into the cache dir, so a CPU host with an empty cache builds none"
+        )
     if result.artifacts:
         _pinned(args, contract, result.artifacts["sha256"])
     elif args.pin:
@@ -336,6 +355,18 @@ def _warm(args: argparse.Namespace, contract: Contract, findings: list[Finding])
             f"warning: region {name!r} never compiled in {n_of(result.steps, 'step')}: the manifest has no keys for it"
         )
     return 0
+
+
+def _precompile_line(verdict: dict) -> str:
+    """One line: the bundle was verified (and what it holds), or why the plain artifacts were kept."""
+    if verdict.get("verified"):
+        regions = verdict.get("regions") or {}
+        hits = sum(r.get("loads", {}).get("hit", 0) for r in regions.values())
+        return (
+            f"precompile: verified with torch {verdict.get('torch')} in a fresh process ({hits} region instance "
+            f"loads hit, shapes it never saw recompiled cleanly): the artifacts hold Dynamo's code and guards"
+        )
+    return f"precompile: not used with torch {verdict.get('torch')}: {verdict.get('reason')}; plain artifacts saved"
 
 
 def _pinned(args: argparse.Namespace, contract: Contract, digest: str) -> None:

@@ -21,7 +21,7 @@ from contract.checks.cache.rules import RULES as CACHE_RULES
 from contract.checks.context import env_at_import
 from contract.checks.settings.check import check_tested_torch, check_torch_version
 from contract.checks.settings.rules import TORCH_VERSION, UNTESTED_TORCH
-from contract.checks.warm import artifacts
+from contract.checks.warm import artifacts, kernels
 from contract.checks.warm import check as warm
 from contract.checks.warm.rules import RULES as WARM_RULES
 from contract.document.load import Contract, load
@@ -130,8 +130,8 @@ def enforce(
     strict: bool = False,
     group: Any = None,
 ) -> Binding:
-    """The engine's startup gate: load `[cache] artifacts` (before anything compiles), check, then apply in place;
-    raises ContractViolation on any error. On several ranks (after `init_process_group`, or with `group`), every rank
+    """The engine's startup gate: load `[cache] artifacts` (before anything compiles; with torch's precompile on where
+    the warm manifest verified it for this torch), check, then apply in place; raises ContractViolation on any error. On several ranks (after `init_process_group`, or with `group`), every rank
     starts, or every rank raises the same report.
 
     `model` is the module, or None to build it from `[contract] model` (then `[contract] step` is used too, as the
@@ -144,20 +144,25 @@ def enforce(
         local = finalize(findings, None, strict=strict)
         raise ContractViolation(agree(job_ranks(None, group), None, local, env_at_import()), path)
     found = inspect_artifacts(contract, strict=strict)  # read and checked once: what loads is what the checks judge
+    pack = kernels.inspect(contract)  # the C++ kernels, in the cache dir before anything compiles (CPU)
+    kernels.install_into_cache(contract, pack)
+    precompile = artifacts.precompile_wanted(contract, found)
     findings += artifacts.load(contract, found=found)
     model, step_fn, unbuilt = _resolve_refs(contract, model, step)
     bad_model = any(f.location == "contract.model" for f in unbuilt)
-    _, binding, findings = check_loaded(
-        contract,
-        [*findings, *unbuilt],
-        None if bad_model else model,
-        step=step_fn,
-        strict=strict,
-        group=group,
-        evidence={ARTIFACTS: replace(found, data=None)},
-    )
+    with artifacts.precompile_paused():
+        _, binding, findings = check_loaded(
+            contract,
+            [*findings, *unbuilt],
+            None if bad_model else model,
+            step=step_fn,
+            strict=strict,
+            group=group,
+            evidence={ARTIFACTS: replace(found, data=None), kernels.EVIDENCE: replace(pack, files=None)},
+        )
     if binding is None or has_errors(findings):
         raise ContractViolation(findings, path)
+    artifacts.switch_precompile(precompile)  # apply's torch.compile() installs the bundle's entries
     return apply(binding)
 
 

@@ -80,8 +80,18 @@ class ColdStart:
         self._ordinals.clear()
         self._by_id.clear()
 
-    def on_compile(self, target: Target, compile_id: str, seconds: float, lookups: list[_inductor.Lookup]) -> None:
-        """A Dynamo frame compile attributed to `target`."""
+    def preloaded(self, target: Target) -> None:
+        """The instance's code came from a precompiled entry: every compile the manifest recorded for it is done, so
+        its next Dynamo compile (a guard miss) is compared with nothing recorded."""
+        if self.manifest is not None:
+            label = f"{target.path or '<root>'}.{target.method}"
+            done = sum(1 for _, lab, _ in self.manifest.compiles() if lab == label)
+            self._ordinals[(target.region, id(target.module))] = done
+
+    def on_compile(
+        self, target: Target, compile_id: str, seconds: float, lookups: list[_inductor.Lookup], *, explain: bool = True
+    ) -> None:
+        """A Dynamo frame compile attributed to `target` (`explain=False`: its `cold_compile` was already said)."""
         if not self.active:
             return
         key = (target.region, id(target.module))
@@ -91,7 +101,7 @@ class ColdStart:
         self._by_id[compile_id] = entry
         if len(self._by_id) > IDS:
             self._by_id.popitem(last=False)
-        self._handle(entry, compile_id, seconds, lookups, "DYNAMO")
+        self._handle(entry, compile_id, seconds, lookups, "DYNAMO", explain)
 
     def on_aux(self, compile_id: str, trigger: str, seconds: float, lookups: list[_inductor.Lookup]) -> None:
         """A lazy backward (or CUDA-graph recording) of a compile seen before: part of that compile."""
@@ -99,10 +109,18 @@ class ColdStart:
         if entry is not None:
             self._handle(entry, compile_id, seconds, lookups, trigger)
 
-    def _handle(self, entry: _Compile, cid: str, seconds: float, lookups: list[_inductor.Lookup], trigger: str) -> None:
+    def _handle(
+        self,
+        entry: _Compile,
+        cid: str,
+        seconds: float,
+        lookups: list[_inductor.Lookup],
+        trigger: str,
+        explain: bool = True,
+    ) -> None:
         if self.recording is not None:
             self._record(entry, cid, seconds, lookups)
-        if self.manifest is not None:
+        if self.manifest is not None and explain:
             self._explain(entry, cid, seconds, lookups, trigger)
 
     # -- the warm run ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from prometheus_client.utils import floatToGoString
 
 from compile_formats.reasons import CATEGORIES
 from monitor.capabilities import NAMES as CAPABILITIES
-from monitor.ledger import BUCKETS, CACHES, COLUMNS, ERROR_KINDS, Ledger
+from monitor.ledger import BUCKETS, CACHES, COLUMNS, ERROR_KINDS, SOURCES, Ledger
 
 PREFIX = "torch_compile_"
 
@@ -165,6 +165,26 @@ def _layout(regions: tuple[str, ...], contract: str, sha: str) -> tuple[_Family,
             "Compiles that missed the Inductor cache although the warm manifest recorded them (a cold start).",
             "counter",
             *col("cold_compiles", p + "cold_compiles_total"),
+        )
+    )
+    by_source = [{"region": r, "source": s} for r in regions for s in SOURCES]
+    fams.append(
+        _family(
+            p + "first_compiles",
+            "Region instances by where their first compile came from: precompile (a precompiled entry installed at "
+            "torch.compile(), no Dynamo trace), artifacts (FX-graph/AOTAutograd cache hits) or cold.",
+            "counter",
+            [(p + "first_compiles_total", lab) for lab in by_source],
+            span("first_compiles"),
+        )
+    )
+    fams.append(
+        _family(
+            p + "first_compile_seconds",
+            "Seconds of those first compiles, by source (precompile: reading and installing the entry).",
+            "counter",
+            [(p + "first_compile_seconds_total", lab) for lab in by_source],
+            span("first_compile_seconds"),
         )
     )
     for name, doc in _WARM_GAUGES:

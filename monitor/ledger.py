@@ -18,6 +18,10 @@ BUCKETS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 """Upper bounds (seconds) of the compile-time histogram, shared with ops/ dashboards."""
 CACHES: tuple[str, ...] = ("fx_graph", "aot_autograd")
 """Cache label values of `torch_compile_cache_lookups_total`."""
+SOURCES: tuple[str, ...] = ("precompile", "artifacts", "cold")
+"""Where a region instance's first compile came from (`source` label of `torch_compile_first_compiles_total`): torch's
+precompiled entry installed at `torch.compile()` (no Dynamo trace), a Dynamo compile whose Inductor work hit the
+FX-graph / AOTAutograd caches (portable artifacts or the local cache dir), or a Dynamo compile that missed them."""
 ERROR_KINDS: tuple[str, ...] = ("hook", "attribution", "export", "snapshot", "push", "port_in_use", "events")
 """Kind label values of `torch_compile_monitor_errors_total`."""
 LAST_REASONS = 8
@@ -45,6 +49,8 @@ EXPORT_COLUMNS: tuple[tuple[str, int], ...] = (
     ("cold_compiles", 1),
     ("compile_seconds_budget", 1),
     ("budget_compile_seconds", 1),
+    ("first_compiles", len(SOURCES)),
+    ("first_compile_seconds", len(SOURCES)),
 )
 """A row of `Ledger.export()`, in order: (column, width). The exporter reads rows through `COLUMNS` by name."""
 
@@ -79,6 +85,10 @@ class InstanceStats:
     break_sites: set[str] = field(default_factory=set)
     """Distinct graph-break sites (user `file:line` + reason) of this instance since the last reset: what
     `graph_break_budget` bounds (a frame compile stops at its first break, so per-compile counts are never > 1)."""
+    first: str | None = None
+    """Where its first compile came from (`SOURCES`), None before it."""
+    preloaded: bool = False
+    """Its code came from a precompiled entry: any Dynamo compile of it is a guard miss of that code (a recompile)."""
 
 
 @dataclass(kw_only=True)
@@ -116,6 +126,10 @@ class RegionStats:
     """Compiles that missed the cache although the warm manifest recorded them (`cold_compile` events)."""
     budget_compile_seconds: float = 0.0
     """The longest compile counted against `compile_seconds_budget` (first compiles, recompiles after warm-up)."""
+    first_compiles: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SOURCES, 0))
+    """Region instances by where their first compile came from."""
+    first_compile_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(SOURCES, 0.0))
+    """Their seconds (a precompile hit: its `torch.compile()` wrap, which reads and installs the entry)."""
     served: int = 0
     """Instances of an engine region that run code Dynamo compiled earlier for an instance outside the contract (the
     region had no compile of its own): no compile fired for them."""
@@ -187,7 +201,7 @@ class Ledger:
             rs = self._regions[region]
             inst = self._instance(rs, instance)
             frame = compile_id.rpartition("/")[0]
-            recompile = frame in inst.frames
+            recompile = frame in inst.frames or inst.preloaded
             if not recompile and len(inst.frames) < MAX_FRAMES:
                 inst.frames.add(frame)
             inst.compiles += 1
@@ -256,6 +270,25 @@ class Ledger:
         if cache:
             for key, n in cache.items():
                 rs.cache[key] = rs.cache.get(key, 0) + n
+
+    def record_first(self, region: str, instance: int, source: str, seconds: float, *, preloaded: bool = False) -> bool:
+        """Where the instance's first compile came from (once per instance: False when it was already known);
+        `preloaded`: its code is a precompiled entry, so any Dynamo compile of it is a recompile."""
+        with self._lock:
+            rs = self._regions[region]
+            inst = self._instance(rs, instance)
+            if inst.first is not None:
+                return False
+            inst.first, inst.preloaded = source, preloaded
+            rs.first_compiles[source] += 1
+            rs.first_compile_seconds[source] += seconds
+            return True
+
+    def first_source(self, region: str, instance: int) -> str | None:
+        """Where the instance's first compile came from, None while it has not compiled."""
+        with self._lock:
+            inst = self._regions[region].instances.get(instance)
+            return inst.first if inst is not None else None
 
     def record_cold(self, region: str) -> None:
         """A compile of the region missed the cache although the warm manifest recorded it."""
@@ -404,6 +437,7 @@ class Ledger:
                 for inst in rs.instances.values():
                     inst.frames.clear()
                     inst.break_sites.clear()
+                    inst.preloaded = False  # the reset dropped the installed entries too
 
     def error(self, kind: str) -> int:
         """Count one internal error of a known kind; returns the new count."""
@@ -450,6 +484,8 @@ class Ledger:
                     rs.cold_compiles,
                     _budget(rs.region.compile_seconds_budget),
                     rs.budget_compile_seconds,
+                    *rs.first_compiles.values(),
+                    *rs.first_compile_seconds.values(),
                 )
                 for rs in self._regions.values()
             ]
@@ -500,6 +536,8 @@ def _region_dict(rs: RegionStats) -> dict[str, Any]:
         "cold_compiles": rs.cold_compiles,
         "compile_seconds_budget": r.compile_seconds_budget,
         "budget_compile_seconds": rs.budget_compile_seconds,
+        "first_compiles": dict(rs.first_compiles),
+        "first_compile_seconds": dict(rs.first_compile_seconds),
         "served_instances": rs.served,
     }
 
@@ -537,6 +575,8 @@ def _unclaimed_dict(u: dict[str, Any]) -> dict[str, Any]:
         "compile_seconds_budget": None,
         "budget_compile_seconds": 0.0,
         "served_instances": 0,
+        "first_compiles": dict.fromkeys(SOURCES, 0),
+        "first_compile_seconds": dict.fromkeys(SOURCES, 0.0),
         "unclaimed_compile_budget": u["budget"],
         "codes": {code: {"compiles": n, "recompiles": r} for code, (n, r) in u["codes"].items()},
     }

@@ -23,12 +23,15 @@ from monitor.coldstart import ColdStart
 from monitor.eager_frames import EagerFrames
 from monitor.events import EventFile, cache_fields, open_events, report_hint, started_fields, summary_fields
 from monitor.exporter import LedgerCollector, Server, rank_info
+from monitor.first_compile import FirstCompiles
 from monitor.inflight import Inflight
 from monitor.ledger import Ledger, Outcome
 from monitor.log import LOGGER_NAME, make_logger
 from monitor.outputs import Outputs
 from monitor.unclaimed import LABEL as UNCLAIMED
 
+PRECOMPILED_MISS = "a guard of the precompiled entry failed (torch records no reason for a loaded entry's guards)"
+"""The recompile text of an instance whose code came precompiled when Dynamo gives none (measured on 2.15)."""
 TARGET_CACHE = 4096
 """Compiled callables remembered with their contract target (the attribution cache)."""
 LIMIT_IDS = 1024
@@ -110,6 +113,10 @@ class Monitor:
         self._events = open_events(binding.contract, self._env, on_error=lambda exc: self._error("events", exc))
         self.cold = ColdStart(binding, say=self._say, on_cold=self.ledger.record_cold, record=record_keys)
         """Cache lookups per compile: `cold_compile` against the warm manifest; the recording `warm` writes."""
+        self._first = FirstCompiles(
+            binding, self.ledger, say=self._say, info=self._logs_info, preloaded=self.cold.preloaded
+        )
+        """Where each instance's first compile came from (precompile, artifacts, cold)."""
         self._seconds_counted: OrderedDict[str, bool] = OrderedDict()
         """Compile id -> whether its compile counts against `compile_seconds_budget` (for its lazy backward)."""
         self._running = Inflight(
@@ -160,6 +167,7 @@ class Monitor:
             )
         if self.cold.manifest_error:
             self._say("warning", "warm_manifest_unreadable", error=self.cold.manifest_error)
+        self._first.start()
 
     # -- public handle ---------------------------------------------------------------------------------------
     @property
@@ -347,7 +355,7 @@ class Monitor:
         elif _dynamo.is_recompile(cid):
             shared = self._shared_guard()
         self._after(target, cid, seconds, out, reason, category, breaks, cache, shared)
-        self._warm_side(target, cid, seconds, out, lookups)
+        self._warm_side(target, cid, seconds, out, lookups, cache)
         if splits:
             self._say(
                 "info",
@@ -358,6 +366,10 @@ class Monitor:
                 buckets=splits,
                 effect="DDPOptimizer split the graph at gradient buckets: not a graph break",
             )
+
+    def _logs_info(self) -> bool:
+        """Whether an info event goes to the log too (the event file gets every event)."""
+        return self._info_on is None or self._info_on(logging.INFO)
 
     def _on_aux(self, args: Any, seconds: float) -> None:
         """Lazy backward / CUDA-graph recording: charged (with its cache lookups) to the region that compiled that id."""
@@ -380,9 +392,13 @@ class Monitor:
             }
             self._say("info", "aux_compile", log=info, **fields, **cache_fields(cache))
 
-    def _warm_side(self, target: Target, cid: str, seconds: float, out: Outcome, lookups: list) -> None:
-        """This compile's cache lookups (warm recording, `cold_compile`) and its compile-seconds budget."""
-        self.cold.on_compile(target, cid, seconds, lookups)
+    def _warm_side(
+        self, target: Target, cid: str, seconds: float, out: Outcome, lookups: list, cache: dict | None
+    ) -> None:
+        """This compile's source (`first_compile`), cache lookups (warm recording, `cold_compile`) and its
+        compile-seconds budget."""
+        said = self._first.on_compile(target, cid, seconds, cache)
+        self.cold.on_compile(target, cid, seconds, lookups, explain=not said)
         counted = not out.recompile or out.counted
         if self.binding.regions[target.region].region.compile_seconds_budget is not None:
             self._seconds_counted[cid] = counted
@@ -445,6 +461,8 @@ class Monitor:
         mine = (target.region, id(target.module))
         own = next((r for r in reasons if self.ledger.owner(_dynamo.reason_compile_id(r)) == mine), None)
         text = own or (reasons[0] if reasons else "")
+        if not text and self.ledger.first_source(*mine) == "precompile":
+            text = PRECOMPILED_MISS
         category = categorize(text)
         self.ledger.record_reason(target.region, category, brief(text, 300))
         return text, category

@@ -26,7 +26,7 @@ def apply(binding: Binding) -> Binding:
             rb.state = "engine"
             continue
         for target in rb.targets:
-            target.compiled = _compile(target, rb) if rb.region.enabled else _disable(target)
+            target.compiled = _watched(target, rb) if rb.region.enabled else _disable(target)
             set_call(target, target.compiled)
         rb.state = "compiled" if rb.region.enabled else "disabled"
     return binding
@@ -37,6 +37,18 @@ def engine_compiles(model: torch.nn.Module) -> dict[tuple[int, str], Any]:
     from contract import _compiled
 
     return {(id(c.module), c.method): c for c in _compiled.compiles_in(model) if not c.disabled}
+
+
+def _watched(target: Target, rb: RegionBinding) -> Callable:
+    """`_compile`, noting on the target what the wrap found in torch's precompile cache (when precompile is on)."""
+    from contract import _caches
+
+    if not _caches.caching_precompile():
+        return _compile(target, rb)
+    with _caches.precompile_watch() as watch:
+        fn = _compile(target, rb)
+    target.precompile = watch.load
+    return fn
 
 
 def _compile(target: Target, rb: RegionBinding) -> Callable:

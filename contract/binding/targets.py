@@ -31,6 +31,10 @@ class Target:
     """True for a compiled `forward`: switched through `nn.Module.compile()`'s slot, not the `forward` attribute."""
     compiled: Callable | None = None
     """The compiled (or disabled) callable installed by apply, kept to switch back after a fallback."""
+    precompile: Any = None
+    """What apply's `torch.compile()` found in torch's precompile cache (`contract._caches.PrecompileLoad`: hit,
+    miss, bypass, error, seconds); None when precompiled entries were off. The monitor reports it as the instance's
+    first compile."""
     engine: Any = None
     """For a `compiled_by = "engine"` region: the engine's compile of this method (`contract._compiled.EngineCompile`),
     found by `apply` or at its first compile; its slot is what an eager or fail breach switches. None: not found."""

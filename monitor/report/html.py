@@ -44,6 +44,7 @@ def render(run: Run, timeline: Timeline | None, timeline_note: str | None) -> st
         _identity(run),
         _overview(run),
         _first_breaches(run),
+        _starts(run),
         _divergence(run),
         _timeline(timeline, timeline_note),
         _regions(run),
@@ -250,6 +251,32 @@ def _first_breaches(run: Run) -> str:
     )
     head = _th("When", "Region", "Rank", "Budget", "Use", "Action taken")
     return f'<section id="breaches"><h2>Budget breaches, first first</h2><table>{head}{"".join(rows)}</table>{more}</section>'
+
+
+SOURCES = ("precompile", "artifacts", "cold")
+"""`first_compile` sources, in the order shown."""
+
+
+def _starts(run: Run) -> str:
+    """Per region and source: how many instances' first compile came from it, and their seconds (all ranks)."""
+    rows = []
+    for name, view in run.regions.items():
+        cell = view.merged
+        known = [s for s in SOURCES if cell.starts[s]] + sorted(s for s in cell.starts if s not in SOURCES)
+        for source in known:
+            why = "; ".join(f"{n}× {r}" for r, n in cell.unloaded.most_common(3)) if source != "precompile" else ""
+            rows.append(
+                _tr(name, source, cell.starts[source], f"{cell.start_seconds[source]:.2f}", why, cls="bad" * bool(why))
+            )
+    if not rows:
+        return '<section id="starts"><h2>First compiles</h2><p>No <code>first_compile</code> events in the inputs.</p></section>'
+    head = _th("Region", "First compile from", "Instances", "Seconds", "Precompiled entry not loaded")
+    return (
+        '<section id="starts"><h2>First compiles</h2><p class=sub>Where each region instance\'s first compile came from: '
+        "a precompiled entry installed at <code>torch.compile()</code> (no Dynamo trace; its seconds are the load), "
+        "FX-graph/AOTAutograd cache hits (artifacts), or cold.</p>"
+        f"<table>{head}{''.join(rows)}</table></section>"
+    )
 
 
 def _divergence(run: Run) -> str:

@@ -103,6 +103,12 @@ class Cell:
     budget_recompiles: int = 0
     break_sites: int = 0
     breaches: list[Breach] = field(default_factory=list)
+    starts: Counter[str] = field(default_factory=Counter)
+    """Region instances by where their first compile came from (`first_compile` events: precompile, artifacts, cold)."""
+    start_seconds: Counter[str] = field(default_factory=Counter)
+    """Their seconds, by the same source."""
+    unloaded: Counter[str] = field(default_factory=Counter)
+    """`cold_compile` events of a precompiled entry that did not load, by cause and reason."""
 
     @property
     def recompiles(self) -> int:
@@ -120,6 +126,9 @@ class Cell:
         for name in ("graph_breaks", "skipped_frames", "limit_hits", "seconds"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cache.update(other.cache)
+        self.starts.update(other.starts)
+        self.start_seconds.update(other.start_seconds)
+        self.unloaded.update(other.unloaded)
         self.reasons.update(other.reasons)
         self.sites.update(other.sites)
         self.budget_recompiles = max(self.budget_recompiles, other.budget_recompiles)
@@ -362,6 +371,24 @@ def _pop_span(pending: dict[tuple[str, str], list[Span]], key: tuple[str, str], 
     return None
 
 
+def _first_compile(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
+    """Where one region instance's first compile came from, and its seconds."""
+    f = e.fields
+    cell = run.region(f["region"]).cell(rank)
+    source = _s(f.get("source")) or "?"
+    cell.starts[source] += 1
+    cell.start_seconds[source] += _float(f.get("seconds"))  # type: ignore[assignment]
+
+
+def _cold_compile(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
+    """A precompiled entry that did not load (`cause` `precompile_*`): its reason, counted per region."""
+    f = e.fields
+    cause = _s(f.get("cause"))
+    if cause.startswith("precompile_"):
+        reason = " ".join(_s(f.get("reason")).split())[:200]
+        run.region(f["region"]).cell(rank).unloaded[f"{cause.removeprefix('precompile_')}: {reason}"] += 1
+
+
 def _graph_break(run: Run, e: Event, rank: str, info: RankInfo, pending: Any) -> None:
     f = e.fields
     view = run.region(f["region"])
@@ -429,6 +456,8 @@ _HANDLERS = {
     "recompile": _recompile,
     "unclaimed_compile": _unclaimed,
     "graph_break": _graph_break,
+    "first_compile": _first_compile,
+    "cold_compile": _cold_compile,
     "budget_exceeded": _breach,
     "recompile_limit_hit": _limit_hit,
     "monitor_stopped": _rank_event,

@@ -40,6 +40,8 @@ EVENTS = frozenset(
         "compile_started",
         "compile_finished",
         "compile_interrupted",
+        "first_compile",
+        "cold_compile",
         *STOP_EVENTS,
     }
 )
@@ -58,6 +60,8 @@ REGION_EVENTS = frozenset(
         "compile_started",
         "compile_finished",
         "compile_interrupted",
+        "first_compile",
+        "cold_compile",
     }
 )
 """Events that belong to a region (skipped with a note when their `region` is missing)."""

@@ -54,14 +54,14 @@ def inspect(contract: Any, *, strict: bool = False, uid: int | None = None) -> I
     spec = contract.cache
     if not spec.artifacts:
         return Inspection()
-    path = _as_written(contract, spec.artifacts)
+    path = as_written(contract, spec.artifacts)
     if not path.is_file():
         return Inspection(path=path)
     uid = os.geteuid() if uid is None else uid
     try:
         data = read_private(str(path), uid=uid, what=WHAT, limit=MAX_BYTES)
     except Exposed as exc:
-        return Inspection(path=path, present=True, trust=[_insecure(path, e) for e in exc.exposures])
+        return Inspection(path=path, present=True, trust=[insecure(path, e) for e in exc.exposures])
     except (OSError, ValueError) as exc:
         why = f"cannot read it ({exc.strerror or exc})" if isinstance(exc, OSError) else str(exc)
         return Inspection(path=path, present=True, unusable=why)
@@ -76,7 +76,7 @@ def inspect(contract: Any, *, strict: bool = False, uid: int | None = None) -> I
     return Inspection(path=path, present=True, sha256=digest, data=data)
 
 
-def _as_written(contract: Any, value: str) -> Path:
+def as_written(contract: Any, value: str) -> Path:
     """The path, absolute but with its symlinks kept, so the link's own directory is checked too."""
     p = Path(value).expanduser()
     return Path(os.path.normpath(p if p.is_absolute() else contract.path.parent / p))
@@ -89,13 +89,14 @@ def of(ctx: Any) -> Inspection:
     return ctx.evidence[EVIDENCE]
 
 
-def _insecure(path: Path, exposure: tuple[str, str, str]) -> Finding:
-    """CC211 at the path another user could write (the file itself or a directory above it)."""
+def insecure(path: Path, exposure: tuple[str, str, str], what: str = WHAT) -> Finding:
+    """CC211 at the path another user could write (the file itself or a directory above it); `what` names the file
+    (the artifacts, or the kernel pack beside them: `contract.checks.warm.kernels`)."""
     where, why, fix = exposure
     if where == os.path.realpath(path):
-        subject = f"{WHAT} {path}" + ("" if where == str(path) else f" (a symlink to {where})") + f" {why}"
+        subject = f"{what} {path}" + ("" if where == str(path) else f" (a symlink to {where})") + f" {why}"
     else:
-        subject = f"{where}, above {WHAT} {path}: {why}"
+        subject = f"{where}, above {what} {path}: {why}"
     return ARTIFACTS_INSECURE.finding(where, f"{subject}; enforce will not load it", fix)
 
 

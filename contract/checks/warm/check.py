@@ -16,6 +16,7 @@ from compile_formats import fingerprint
 from compile_formats.manifest import Change, Manifest, ManifestError, environment_changes, read
 from contract.checks.cache import artifacts
 from contract.checks.cache.dirs import resolve_dir
+from contract.checks.warm import kernels
 from contract.checks.warm.rules import (
     ARTIFACTS_NOT_LOADED,
     ENTRIES_MISSING,
@@ -45,7 +46,7 @@ def doctor_check(ctx: Any, *, environ: Mapping[str, str] | None = None) -> list[
 
 def _predict(ctx: Any, environ: Mapping[str, str], *, full: bool) -> list[Finding]:
     contract, spec = ctx.contract, ctx.contract.cache
-    out = _artifacts_file(ctx)
+    out = _artifacts_file(ctx) + kernels.of(ctx, full=full).findings
     if spec.manifest is None:
         if spec.require_warm:
             out.insert(0, _finding(MANIFEST_MISSING, spec, True, "cache.require_warm", *_NO_MANIFEST))

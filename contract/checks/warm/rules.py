@@ -192,6 +192,68 @@ after a torch upgrade (artifacts are keyed like the caches).
 """,
 )
 
+KERNELS_REFUSED = Rule(
+    code="CC708",
+    name="kernel-pack-refused",
+    severity="warning",
+    doc="""\
+## What it does
+On CPU, `compile-contract warm` ships the C++ kernels its compiles built (Inductor's `<cache_dir>/<2 chars>/*.so`,
+which torch's portable artifacts do not carry) in a kernel pack beside `[cache] artifacts`
+(`<artifacts>.kernels`), and records it in the warm manifest (`kernels`: bytes, sha256 of the pack and of every
+file). Before anything compiles, `enforce` installs it into the cache dir, but only a pack that is there, passes
+the owner and mode rules of the artifacts (CC211), has the sha256 the manifest recorded, is a zip of regular files
+named `<2 chars>/<name>.so` (no `..`, no absolute path, no link, no directory, no duplicate) whose files all have
+the recorded sizes and digests. This rule reports a pack that fails any of that; nothing of it is written.
+
+## Why it matters
+The pack holds native code that runs when torch dlopens it: a file swapped, damaged or shipped from another warm
+run must never reach the cache dir. A refused pack is safe but slow: this start builds every C++ kernel again
+(seconds per kernel, which is most of a CPU start once the graphs come from the artifacts).
+
+## Example
+```toml
+[cache]
+manifest = "warm.json"
+artifacts = "warm.bin"   # expect: CC708 (warm.bin.kernels has another sha256 than warm.json records)
+```
+
+## Fix
+Ship the `<artifacts>.kernels` file written by the same `compile-contract warm` run as the manifest (run it again
+and ship all three files); if a file was tampered with, find out who could write it.
+""",
+)
+
+KERNELS_OTHER_HOST = Rule(
+    code="CC709",
+    name="kernel-pack-other-host",
+    severity="warning",
+    doc="""\
+## What it does
+Compares the host the kernel pack was built on (recorded in the manifest's `kernels.host`: CPU architecture, the
+CPU's feature flags, the C library, the C++ compiler's version and torch's version) with this one, and leaves the
+pack out where they differ (every other check passed): a CPU missing a feature flag the warm host had, another
+compiler, C library or torch.
+
+## Why it matters
+Inductor's kernel key hashes the source and the compiler's command line, which says `-march=native` and the ISA
+flags but not the CPU model they resolved to, the compiler's version or torch's: a kernel built on a newer CPU could
+be loaded under the same key on an older one and stop the process with an illegal instruction. Left out, the
+kernels are built here, under the same key, as without a pack.
+
+## Example
+```toml
+[cache]
+manifest = "warm.json"
+artifacts = "warm.bin"   # expect: CC709 (warm.json's kernels were built on a CPU with avx512fp16)
+```
+
+## Fix
+Run `compile-contract warm CONTRACT` on a host of the fleet's CPU model, compiler and torch (one pack per host
+type), or accept that this start builds its C++ kernels.
+""",
+)
+
 RULES = (
     MANIFEST_UNREADABLE,
     MANIFEST_MISSING,
@@ -200,4 +262,6 @@ RULES = (
     ENTRIES_MISSING,
     PGO_STATE_MISSING,
     ARTIFACTS_NOT_LOADED,
+    KERNELS_REFUSED,
+    KERNELS_OTHER_HOST,
 )

@@ -21,6 +21,7 @@ READERS = (
     "monitor/coldstart.py",
     "monitor/report/read.py",
     "contract/checks/warm/check.py",
+    "contract/checks/warm/kernels.py",
 )
 """The modules that read manifests and event files."""
 

@@ -2,9 +2,11 @@
 
 The run is an engine start under the monitor: apply the contract (its real backend, not the probe's), run `step`
 until every region has compiled and one more step compiles nothing new (bounded), with the monitor recording each
-compile's cache lookups per region instance. Then it saves PyTorch's portable cache artifacts (`[cache] artifacts`)
-and writes the manifest atomically (`[cache] manifest`): the recorded keys and compile seconds, the environment
-fingerprint the keys depend on, the PGO state, each region's code and settings hashes.
+compile's cache lookups per region instance. Then it saves PyTorch's portable cache artifacts (`[cache] artifacts`),
+tries a precompiled bundle in their place where the CLI gave it the model's references (`contract.warm.precompile`: built,
+then verified in a fresh process; kept only if it held), and writes the manifest atomically (`[cache] manifest`): the
+recorded keys and compile seconds, the environment fingerprint the keys depend on, the PGO state, each region's code
+and settings hashes, and the precompile verdict.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import datetime
 import hashlib
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +51,10 @@ class WarmResult:
     """The saved artifacts (path, bytes, keys), if configured."""
     caches_off: list[str] = field(default_factory=list)
     """Inductor caches that were off during the run (their keys could not be recorded)."""
+    precompile: dict[str, Any] | None = None
+    """The precompile verdict written into the manifest (`verified`, `torch`, `reason`, ...), None: not tried."""
+    kernels: dict[str, Any] | None = None
+    """The C++ kernel pack written beside the artifacts on CPU (path, bytes, sha256, files, host), None: none."""
 
 
 def cache_dir_env(contract: Contract, environ: dict[str, str] | Any = os.environ) -> None:
@@ -70,8 +77,11 @@ def run(
     *,
     steps: int,
     logger: Any = None,
+    refs: tuple[str, str, str] | None = None,
+    precompile: bool = True,
 ) -> WarmResult:
-    """Apply, run the steps under a recording monitor, save artifacts, write the manifest."""
+    """Apply, run the steps under a recording monitor, save artifacts (a verified precompiled bundle where `refs`
+    names the contract, model and step a fresh process can rebuild, and `precompile`), write the manifest."""
     from contract.binding.apply import apply
     from monitor.runtime import Monitor
 
@@ -80,17 +90,24 @@ def run(
         raise WarmError('[cache] has no manifest; set manifest = "warm-manifest.json" (relative to the contract)')
     apply(binding)
     mon = Monitor(binding, serve=False, logger=logger, record_keys=True)
+    started = time.perf_counter()
     try:
         done = _steps(binding, mon, step, steps)
     finally:
         mon.stop()
+    seconds = time.perf_counter() - started
     regions, shared = mon.cold.recorded()
-    saved = save_artifacts(contract)
-    data = build(binding, regions, shared, saved)
-    path = contract.resolve_path(contract.cache.manifest)
-    mf.write(path, data)
     snap = mon.snapshot()
     wanted = [n for n, rb in binding.regions.items() if rb.region.enabled and rb.targets]
+    saved = save_artifacts(contract)
+    verdict = None
+    if saved is not None and refs is not None:
+        compiled = {n for n in wanted if snap[n]["compiles"]}
+        verdict, saved = _precompiled(binding, step, done, refs, seconds, compiled, saved, on=precompile)
+    kernels = _kernels(contract) if saved is not None else None
+    data = build(binding, regions, shared, saved, verdict, kernels)
+    path = contract.resolve_path(contract.cache.manifest)
+    mf.write(path, data)
     manifest = mf.Manifest(data, path)
     cost = manifest.cost()
     return WarmResult(
@@ -102,7 +119,41 @@ def run(
         cold_seconds=cost.seconds,
         artifacts=saved,
         caches_off=[c for c in ("fx_graph_cache", "autograd_cache") if not data["cache"][c]],
+        precompile=verdict,
+        kernels=kernels,
     )
+
+
+def _kernels(contract: Contract) -> dict[str, Any] | None:
+    """The C++ kernels this run loaded, packed beside `[cache] artifacts` (`contract.warm.kernels`; CPU only)."""
+    from contract import _caches
+    from contract.warm import kernels
+
+    return kernels.save(contract, _caches.inductor_cache_dir(), _write_atomic)
+
+
+def _precompiled(
+    binding: Binding,
+    step: Callable[[Any, int], Any],
+    steps: int,
+    refs: tuple[str, str, str],
+    seconds: float,
+    compiled: set[str],
+    saved: dict[str, Any],
+    *,
+    on: bool,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The precompile verdict, and what `[cache] artifacts` now holds: the verified bundle, else the plain artifacts
+    already written."""
+    from contract.warm import precompile
+
+    if not on:
+        why = "not tried (warm --no-precompile)"
+        return precompile.verdict(verified=False, torch=precompile.torch_version(), reason=why), saved
+    verdict, bundle = precompile.attempt(binding, step, steps=steps, refs=refs, warm_seconds=seconds, expected=compiled)
+    if bundle is None:
+        return verdict, saved
+    return verdict, write_artifacts(binding.contract, *bundle)
 
 
 def _steps(binding: Binding, mon: Any, step: Callable[[Any, int], Any], steps: int) -> int:
@@ -120,7 +171,12 @@ def _steps(binding: Binding, mon: Any, step: Callable[[Any, int], Any], steps: i
 
 
 def build(
-    binding: Binding, regions: dict[str, Any], shared: dict[str, Any], saved: dict[str, Any] | None
+    binding: Binding,
+    regions: dict[str, Any],
+    shared: dict[str, Any],
+    saved: dict[str, Any] | None,
+    precompile: dict[str, Any] | None = None,
+    kernels: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest's JSON data (field reference: docs/topics/warm-starts.md, "Warm manifest")."""
     from contract import _caches
@@ -143,6 +199,8 @@ def build(
         },
         "pgo": _caches.pgo_state(),
         "artifacts": saved,
+        "precompile": precompile,
+        "kernels": kernels,
         "components": shared,
         "regions": {
             name: {**hashes[name], "instances": regions.get(name, {})}
@@ -164,7 +222,11 @@ def save_artifacts(contract: Any) -> dict[str, Any] | None:
     saved = _caches.save_cache_artifacts()
     if saved is None:
         return None
-    data, keys = saved
+    return write_artifacts(contract, *saved)
+
+
+def write_artifacts(contract: Any, data: bytes, keys: dict[str, list[str]]) -> dict[str, Any]:
+    """Write serialized artifacts to `[cache] artifacts` (atomic); the manifest's `artifacts` field."""
     path = Path(contract.resolve_path(contract.cache.artifacts))
     _write_atomic(path, data)
     return {

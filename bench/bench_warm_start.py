@@ -100,35 +100,12 @@ def step_llama(model: Any, i: int) -> Any:
 
 
 # -- one engine start (child process) ------------------------------------------------------------------------------
-class _Null:
-    """Drops monitor log events (the benchmark measures compiling, not log I/O)."""
-
-    def __getattr__(self, name: str) -> Any:
-        return lambda *a, **k: None
-
-
 def child(contract_path: str) -> None:
     """enforce (loads artifacts first) + monitor + one step; prints one JSON line with the timings."""
     sys.path.insert(0, str(ROOT))
-    import contract
-    import monitor
-    from contract.document.load import load
-    from contract.document.refs import resolve
+    from bench.engine_start import start
 
-    doc, _ = load(contract_path)
-    assert doc is not None and doc.meta is not None and doc.meta.model and doc.meta.step
-    model, step = resolve(doc.meta.model, "model")(), resolve(doc.meta.step, "step")
-    t_enforce = time.perf_counter()
-    binding = contract.enforce(model, contract_path)
-    enforce_s = time.perf_counter() - t_enforce
-    with monitor.start(binding, serve=False, logger=_Null()) as mon:
-        step(model, 0)
-        if _device() == "cuda":
-            import torch
-
-            torch.cuda.synchronize()
-        first_step_at = time.perf_counter() - T0
-        snap = {n: s for n, s in mon.snapshot().items() if n != "<unclaimed>"}  # regions only
+    snap, enforce_s, first_step_at = start(contract_path, T0, _device())
     print(
         json.dumps(
             {

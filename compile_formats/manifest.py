@@ -203,15 +203,19 @@ def read(path: str | Path) -> Manifest:
 
 
 def write(path: str | Path, data: Mapping[str, Any]) -> None:
-    """Write a manifest atomically (a temp file in the same dir, fsynced, renamed over the old one)."""
-    path = Path(path)
+    """Write a manifest atomically (`write_atomic`)."""
+    write_atomic(Path(path), json.dumps(data, indent=1, allow_nan=False).encode("utf-8"))
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a file atomically (a temp file in the same dir, fsynced, renamed over the old one): a reader on another
+    rank or host sees the old bytes or the new, never half; the manifest, the artifacts and the kernel pack use it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=1, allow_nan=False)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o644)  # shipped to other hosts and users: readable like any file written without mkstemp
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -22,7 +22,7 @@ SOURCES: tuple[str, ...] = ("precompile", "artifacts", "cold")
 """Where a region instance's first compile came from (`source` label of `torch_compile_first_compiles_total`): torch's
 precompiled entry installed at `torch.compile()` (no Dynamo trace), a Dynamo compile whose Inductor work hit the
 FX-graph / AOTAutograd caches (portable artifacts or the local cache dir), or a Dynamo compile that missed them."""
-ERROR_KINDS: tuple[str, ...] = ("hook", "attribution", "export", "snapshot", "push", "port_in_use", "events")
+ERROR_KINDS: tuple[str, ...] = ("hook", "attribution", "export", "snapshot", "push", "port_in_use", "events", "event")
 """Kind label values of `torch_compile_monitor_errors_total`."""
 LAST_REASONS = 8
 """Guard-failure texts kept per region (for `RecompileBudgetExceeded` and the breach log line)."""

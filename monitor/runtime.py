@@ -21,6 +21,7 @@ from monitor.capabilities import Capabilities
 from monitor.claims import Claims
 from monitor.coldstart import ColdStart
 from monitor.eager_frames import EagerFrames
+from monitor.event_catalog import known
 from monitor.events import EventFile, cache_fields, open_events, report_hint, started_fields, summary_fields
 from monitor.exporter import LedgerCollector, Server, rank_info
 from monitor.first_compile import FirstCompiles
@@ -294,7 +295,10 @@ class Monitor:
 
     def _say(self, level: str, event: str, *, log: bool = True, tee: bool = True, **fields: Any) -> None:
         """Emit one event to the log (unless `log=False`) and the event file (unless `tee=False`); never raises: a
-        failing logger is a fault of the running hook, else of `export`."""
+        failing logger is a fault of the running hook, else of `export`. An event the catalog does not list at that
+        level (`monitor.event_catalog`) is still emitted, and counted as a `monitor_error` of kind `event`."""
+        if not known(event, level):
+            self._error("event", ValueError(f"event {event!r} at level {level!r} is not in monitor.event_catalog"))
         if tee and self._events is not None:
             self._events.write(level, event, fields)
         if not log:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -129,7 +128,7 @@ def _kernels(contract: Contract) -> dict[str, Any] | None:
     from contract import _caches
     from contract.warm import kernels
 
-    return kernels.save(contract, _caches.inductor_cache_dir(), _write_atomic)
+    return kernels.save(contract, _caches.inductor_cache_dir(), mf.write_atomic)
 
 
 def _precompiled(
@@ -228,25 +227,10 @@ def save_artifacts(contract: Any) -> dict[str, Any] | None:
 def write_artifacts(contract: Any, data: bytes, keys: dict[str, list[str]]) -> dict[str, Any]:
     """Write serialized artifacts to `[cache] artifacts` (atomic); the manifest's `artifacts` field."""
     path = Path(contract.resolve_path(contract.cache.artifacts))
-    _write_atomic(path, data)
+    mf.write_atomic(path, data)
     return {
         "path": contract.cache.artifacts,
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
         "keys": keys,
     }
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o644)  # shipped to other hosts and users: readable like any file written without mkstemp
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

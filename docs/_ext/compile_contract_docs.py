@@ -7,6 +7,7 @@ the page shows the prose around it). Before MyST parses the page, the marker is 
 - `rules`: the rule records joined in `contract/report/catalog.py` (code, name, severity, documentation);
 - `cli-synopsis`, `cli-command NAME`: the argparse parser of `contract/cli.py`;
 - `metrics`: the families the exporter emits (`monitor/exporter.py`), read from a real collector;
+- `events`, `events adapters`: every monitor event, or the engine adapters' (`monitor/event_catalog.py`);
 - `capabilities`: what the monitor's adapters read from torch and what is lost without it (their `probe()`);
 - `runbooks`: every `ops/runbooks/*.md`, headings one level down;
 - `torch-versions`: the hot-path patterns measured per torch minor (`contract/checks/hotpath/versions.py`).
@@ -315,6 +316,15 @@ def _labels(samples: Iterable[Any]) -> str:
     return "; ".join(k if k in free else f"{k} ∈ " + ", ".join(v) for k, v in values.items()) or "none"
 
 
+def events_table(which: str | None) -> str:
+    """Every monitor event (`monitor.event_catalog`): level, fields, when; `adapters`: the engine adapters' only."""
+    from monitor.event_catalog import CATALOG, STOP_EVENTS
+
+    names = STOP_EVENTS if which == "adapters" else tuple(CATALOG)
+    rows = [(f"`{n}`", CATALOG[n].level, CATALOG[n].fields, CATALOG[n].when) for n in names]
+    return _table(("event", "level", "fields", "when"), rows)
+
+
 def capabilities_table() -> str:
     """Every capability the monitor's adapters probe: its `capability` label, the torch internal it reads, and what the
     monitor does not count while the installed torch lacks it (the `monitor_degraded` event's `effect`)."""
@@ -397,6 +407,7 @@ GENERATORS: dict[str, Callable[[BuildEnvironment, str | None], str]] = {
     "cli-command": lambda _env, arg: cli_command(arg or ""),
     "metrics": lambda _env, _arg: metrics_table(),
     "capabilities": lambda _env, _arg: capabilities_table(),
+    "events": lambda _env, arg: events_table(arg),
     "runbooks": lambda env, _arg: runbooks(env),
     "alerts": lambda env, _arg: alerts_table(env),
     "torch-versions": lambda _env, _arg: torch_versions(),
@@ -451,6 +462,7 @@ def _check_coverage(app: Sphinx, env: BuildEnvironment) -> None:
         "cli-synopsis",
         "metrics",
         "capabilities",
+        "events",
         "runbooks",
         "alerts",
         "torch-versions",

@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from monitor.report.read import STOP_EVENTS, Event, Reading
+from monitor.event_catalog import STOP_EVENTS
+from monitor.report.read import Event, Reading
 from monitor.report.stalls import Tracker, Unfinished
 from monitor.unclaimed import LABEL as UNCLAIMED
 
@@ -466,6 +467,7 @@ _HANDLERS = {
     "monitor_error": _rank_event,
     "monitor_degraded": _rank_event,
     "metrics_port_unavailable": _rank_event,
+    "warm_manifest_unreadable": _rank_event,
     **dict.fromkeys(STOP_EVENTS, _stopped),
     "compile_started": lambda run, e, rank, *_: run.stalls.started(e, rank),
     "compile_finished": lambda run, e, rank, *_: run.stalls.ended(e, rank),

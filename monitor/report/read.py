@@ -13,57 +13,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-STOP_EVENTS: tuple[str, ...] = ("training_stopped", "generate_fail_armed")
-"""Events an engine adapter emits when it acts on a `fail` breach at its step boundary (docs/topics/engines.md)."""
+from monitor.event_catalog import CATALOG
+
 VERSION = 1
 """The event-file format version this reader understands (`monitor.events.VERSION` when it was written)."""
-EVENTS = frozenset(
-    {
-        "monitor_started",
-        "monitor_warm",
-        "monitor_stopped",
-        "monitor_hooks_reregistered",
-        "dynamo_reset_seen",
-        "compile",
-        "aux_compile",
-        "recompile",
-        "graph_break",
-        "budget_exceeded",
-        "recompile_limit_hit",
-        "unclaimed_compile",
-        "engine_compile_mismatch",
-        "served_compile",
-        "monitor_error",
-        "monitor_degraded",
-        "metrics_port_unavailable",
-        "metrics_snapshot_written",
-        "compile_started",
-        "compile_finished",
-        "compile_interrupted",
-        "first_compile",
-        "cold_compile",
-        *STOP_EVENTS,
-    }
-)
-"""Event names the monitor emits (an engine adapter's through it)."""
-REGION_EVENTS = frozenset(
-    {
-        "compile",
-        "aux_compile",
-        "recompile",
-        "graph_break",
-        "budget_exceeded",
-        "recompile_limit_hit",
-        "unclaimed_compile",
-        "engine_compile_mismatch",
-        "served_compile",
-        "compile_started",
-        "compile_finished",
-        "compile_interrupted",
-        "first_compile",
-        "cold_compile",
-    }
-)
+EVENTS = frozenset(CATALOG)
+"""Event names the monitor emits (an engine adapter's through it): `monitor.event_catalog`."""
+REGION_EVENTS = frozenset(name for name, spec in CATALOG.items() if spec.region)
 """Events that belong to a region (skipped with a note when their `region` is missing)."""
 EXAMPLES = 3
 """Locations kept per note."""

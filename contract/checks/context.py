@@ -45,6 +45,13 @@ class CheckContext:
     """What one check computed that another weighs, computed once (the probe's run: `probe.check.observed`; the static
     scan's hazards: `hotpath.check.scanned`)."""
 
+    def bound(self) -> Binding:
+        """The binding, for the parts of a check that run only once a model is bound (the check returns early
+        without one); a caller that breaks that order gets a clear error, not an AttributeError on None."""
+        if self.binding is None:
+            raise RuntimeError("this check needs a bound model (CheckContext.binding is None): bind the model first")
+        return self.binding
+
 
 Check = Callable[[CheckContext], Iterable[Finding]]
 """A check: reads the context, returns every finding it has (never raises for what it checks)."""

@@ -90,7 +90,17 @@ class Contract:
 def load(path: str | Path) -> tuple[Contract | None, list[Finding]]:
     """Read and validate a contract file; None when it does not even parse."""
     path = Path(path).absolute()
-    raw = _read(path)
+    return _load(_read(path), path)
+
+
+def loads(text: str, path: str | Path = "contract.toml") -> tuple[Contract | None, list[Finding]]:
+    """Validate a contract given as text, as if it were the file `path` (never read: it names the findings' file and
+    anchors the document's relative paths); None when it does not even parse."""
+    return _load(text.encode("utf-8"), Path(path).absolute())
+
+
+def _load(raw: bytes, path: Path) -> tuple[Contract | None, list[Finding]]:
+    """Parse and validate the bytes of the contract at `path`."""
     findings: list[Finding] = []
     data = _parse(raw, path, findings)
     if data is None:

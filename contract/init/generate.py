@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 from contract.binding.resolve import bind
 from contract.binding.rules import NESTED, OVERLAP
-from contract.document.load import Contract, load
+from contract.document.load import Contract, loads
 from contract.document.refs import RefError, load_twin, resolve
 from contract.document.schema import ProbeSpec
 from contract.findings import Finding
@@ -183,10 +182,7 @@ def _read(path: Path) -> str:
 def _parsed(text: str, path: Path | None = None, *, ours: bool = False) -> Contract:
     """Load the text through the real loader: an error in the user's document is theirs to fix (update); in text we
     generated or edited it is a bug of ours (an internal error, nothing written)."""
-    with tempfile.TemporaryDirectory(prefix="cc-init-") as tmp:
-        file = Path(tmp) / (path.name if path else "contract.toml")
-        file.write_text(text, encoding="utf-8")
-        contract, findings = load(file)
+    contract, findings = loads(text, path if path is not None else "contract.toml")
     if contract is None or findings:
         where = str(path) if path else "the generated contract"
         first = findings[0] if findings else None
@@ -194,7 +190,7 @@ def _parsed(text: str, path: Path | None = None, *, ours: bool = False) -> Contr
         if path is None or ours:
             raise RuntimeError(f"{where} does not load cleanly after init wrote it ({detail})")
         raise InitError(f"{where}: fix the document first ({detail}); `compile-contract check` lists every problem")
-    return dataclasses.replace(contract, path=path.absolute()) if path is not None else contract
+    return contract
 
 
 def _claims_once(contract: Contract, model: Any) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.checks.warm.kernels import MEMBER, SUFFIX, host
+from contract.document.load import Contract
 
 EPOCH = (1980, 1, 1, 0, 0, 0)
 """Every member's timestamp: the same kernels give the same pack bytes."""
@@ -78,7 +79,7 @@ def pack(files: dict[str, Path]) -> tuple[bytes, dict[str, dict[str, Any]]]:
     return buf.getvalue(), recorded
 
 
-def save(contract: Any, cache_dir: str | Path, write: Any) -> dict[str, Any] | None:
+def save(contract: Contract, cache_dir: str | Path, write: Any) -> dict[str, Any] | None:
     """Write the pack beside `[cache] artifacts` with `write(path, data)` (atomic); the manifest's `kernels` field,
     None when there is nothing to pack or no artifacts to pack it beside."""
     if not contract.cache.artifacts:

@@ -212,7 +212,7 @@ def build(
     return data
 
 
-def save_artifacts(contract: Any) -> dict[str, Any] | None:
+def save_artifacts(contract: Contract) -> dict[str, Any] | None:
     """Save the artifacts of everything compiled in this process to `[cache] artifacts` (atomic); what was saved."""
     if not contract.cache.artifacts:
         return None
@@ -224,8 +224,10 @@ def save_artifacts(contract: Any) -> dict[str, Any] | None:
     return write_artifacts(contract, *saved)
 
 
-def write_artifacts(contract: Any, data: bytes, keys: dict[str, list[str]]) -> dict[str, Any]:
+def write_artifacts(contract: Contract, data: bytes, keys: dict[str, list[str]]) -> dict[str, Any]:
     """Write serialized artifacts to `[cache] artifacts` (atomic); the manifest's `artifacts` field."""
+    if contract.cache.artifacts is None:
+        raise ValueError("write_artifacts needs `[cache] artifacts` set (callers check it first)")
     path = Path(contract.resolve_path(contract.cache.artifacts))
     mf.write_atomic(path, data)
     return {

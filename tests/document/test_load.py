@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from contract.document.load import ContractFileError, load
+from contract.document.load import ContractFileError, load, loads
 from tests import ROOT as ROOT_DIR
 
 GOOD = """
@@ -210,3 +212,18 @@ def test_the_package_requires_the_python_and_pydantic_its_code_uses() -> None:
     assert not SpecifierSet(project["requires-python"]).contains("3.10")  # tomllib is 3.11+
     pydantic = next(Requirement(d) for d in project["dependencies"] if Requirement(d).name == "pydantic")
     assert not pydantic.specifier.contains("2.6.4")  # ConfigDict(use_attribute_docstrings=True) is 2.7+
+
+
+def test_loads_validates_text_as_the_file_it_names_without_reading_it(tmp_path: Path) -> None:
+    """`loads(text, path)` gives what `load(path)` gives for the same bytes: the same findings with the same
+    locations, and relative paths anchored at the named file's folder (which need not exist)."""
+    text = '[contract]\nname = "t"\n[cache]\nmanifest = "warm.json"\n[[region]]\nname = "r"\nmodule = ""\nbogus = 1\n'
+    file = tmp_path / "c.toml"
+    file.write_text(text)
+    from_file, found_file = load(file)
+    from_text, found_text = loads(text, tmp_path / "elsewhere" / "c.toml")
+    assert from_file is not None and from_text is not None
+    assert [(f.code, f.location) for f in found_text] == [(f.code, f.location) for f in found_file] != []
+    assert from_text.sha256 == from_file.sha256
+    assert from_text.resolve_path("warm.json") == tmp_path / "elsewhere" / "warm.json"
+    assert loads("[contract\n")[0] is None

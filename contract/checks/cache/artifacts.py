@@ -12,11 +12,12 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from contract.checks.cache.container import NotArtifacts, types
 from contract.checks.cache.rules import ARTIFACTS_DIGEST, ARTIFACTS_INSECURE, ARTIFACTS_UNPINNED
 from contract.checks.cache.security import Exposed, read_private
+from contract.checks.context import CheckContext
+from contract.document.load import Contract
 from contract.findings import Finding
 
 MAX_BYTES = 8 << 30
@@ -49,7 +50,7 @@ class Inspection:
         return self.present and not self.trust and self.unusable is None
 
 
-def inspect(contract: Any, *, strict: bool = False, uid: int | None = None) -> Inspection:
+def inspect(contract: Contract, *, strict: bool = False, uid: int | None = None) -> Inspection:
     """Check, read, hash and parse the artifacts file, in that order, stopping at the first stage that fails."""
     spec = contract.cache
     if not spec.artifacts:
@@ -76,13 +77,13 @@ def inspect(contract: Any, *, strict: bool = False, uid: int | None = None) -> I
     return Inspection(path=path, present=True, sha256=digest, data=data)
 
 
-def as_written(contract: Any, value: str) -> Path:
+def as_written(contract: Contract, value: str) -> Path:
     """The path, absolute but with its symlinks kept, so the link's own directory is checked too."""
     p = Path(value).expanduser()
     return Path(os.path.normpath(p if p.is_absolute() else contract.path.parent / p))
 
 
-def of(ctx: Any) -> Inspection:
+def of(ctx: CheckContext) -> Inspection:
     """The context's inspection, made once (the cache and warm checks both read it)."""
     if EVIDENCE not in ctx.evidence:
         ctx.evidence[EVIDENCE] = inspect(ctx.contract, strict=ctx.strict)

@@ -16,6 +16,7 @@ from contract.checks.cache import artifacts
 from contract.checks.cache.dirs import CacheDir, check_dir, resolve_dir
 from contract.checks.cache.remote import check_remote, remote_insecure, remote_unused
 from contract.checks.cache.rules import CACHE_DISABLED, ENV_NOT_EFFECTIVE
+from contract.checks.context import CheckContext
 from contract.env import CACHE_DIR_VAR, compiler_imported, default_cache_dir
 from contract.findings import Finding
 
@@ -30,7 +31,7 @@ SWITCHES = {
 CACHE_NAMES = {"fx_graph_cache": "FX graph cache", "autograd_cache": "AOTAutograd cache"}
 
 
-def check(ctx: Any, *, environ: Mapping[str, str] | None = None, timeout_s: float = 1.0) -> list[Finding]:
+def check(ctx: CheckContext, *, environ: Mapping[str, str] | None = None, timeout_s: float = 1.0) -> list[Finding]:
     """Every cache check for the contract's `[cache]` (current environment unless one is injected)."""
     environ = os.environ if environ is None else environ
     spec = ctx.contract.cache

@@ -18,13 +18,14 @@ from collections.abc import Iterator
 from types import FunctionType
 from typing import Any
 
+from contract.checks.context import CheckContext
 from contract.checks.custom_ops.rules import (
     CUSTOM_OP_NO_FAKE,
 )
 from contract.findings import Finding, source_path
 
 
-def check(ctx: Any) -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     """CC601 over every enabled region's targets (needs a bound model; nothing without one): an error where the hot
     path scan sees the call made on every compiled call, a warning where a condition it cannot decide may skip it."""
     from contract.checks.hotpath.check import scanned
@@ -51,14 +52,14 @@ UNDECIDED = "the call sits under a condition the scan cannot decide: it may not 
 NAMED = "named in the region's code, not seen called on every compiled call"
 
 
-def _named_in_source(ctx: Any, seen: set[tuple[str, str]]) -> list[Finding]:
+def _named_in_source(ctx: CheckContext, seen: set[tuple[str, str]]) -> list[Finding]:
     """Warnings for the ops named in a region's source that the hot-path scan did not see called (behind Python state
     that is off now, passed on as a function): an op on a branch never taken is still reported."""
     from contract import _torch
 
     out: list[Finding] = []
     parsed: dict[FunctionType, list[tuple[list[str], str]]] = {}
-    for rb in ctx.binding.regions.values():
+    for rb in ctx.bound().regions.values():
         if not rb.region.enabled:
             continue
         for target in rb.targets:

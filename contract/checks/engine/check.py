@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from contract.checks.context import CheckContext
 from contract.checks.engine.rules import COMPILED_TWICE, INLINED, NOT_COMPILED, SETTINGS_DIFFER, UNREADABLE
 from contract.document.schema import Region
 from contract.findings import Finding
@@ -26,7 +27,7 @@ class _Group:
     detail: str = ""
 
 
-def check(ctx: Any) -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     """Every CC9xx finding of the bound model (nothing without one)."""
     if ctx.binding is None:
         return []

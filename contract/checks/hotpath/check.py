@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contract.checks.context import CheckContext
 from contract.checks.hotpath import versions
 from contract.checks.hotpath.model import SIZES
 from contract.checks.hotpath.rules import (
@@ -211,7 +212,7 @@ def on_installed_torch(hazard: Any) -> versions.Verdict | None:
     return versions.verdict(pattern) if pattern else None
 
 
-def check(ctx: Any) -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     """Scan every enabled region's hot path and, given the step, what it changes between calls (needs a binding;
     the scan calls neither the model nor the step). A certain recompile hazard in a region the probe ran stable is
     lowered to a warning, and a size the step changes is left to the probe's own findings: the probe's evidence
@@ -240,7 +241,7 @@ def lowered(hazard: Any) -> bool:
     return on_torch is not None and on_torch.lowered
 
 
-def scanned(ctx: Any) -> list[Any]:
+def scanned(ctx: CheckContext) -> list[Any]:
     """The static scan's raw hazards on this context (needs a binding), scanned once: CC3xx turn them into findings
     and CC601 reads the custom operators the hot path calls (`custom-op`)."""
     if "scan" not in ctx.evidence:

@@ -14,6 +14,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from compile_formats.reasons import SIZE_GUARD, brief
+from contract.checks.context import CheckContext
 from contract.checks.probe import twin
 from contract.checks.probe.rules import (
     COMPILE_FAILED,
@@ -26,6 +27,7 @@ from contract.checks.probe.rules import (
     PROBE_FAILED,
     RECOMPILES,
 )
+from contract.document.load import Contract
 from contract.findings import Finding
 
 GROWING = 3
@@ -36,7 +38,7 @@ if TYPE_CHECKING:  # run imports torch; `doctor` imports this module without it
     from contract.checks.probe.run import Event, ProbeResult
 
 
-def check(ctx: Any) -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     """Run the probe when a step is given and `[probe] enabled` (on the twin when one is named), and judge its
     evidence against the budgets."""
     found = twin.findings(ctx)
@@ -44,7 +46,7 @@ def check(ctx: Any) -> list[Finding]:
     return found if result is None else found + judge(ctx.contract, result)
 
 
-def observed(ctx: Any) -> ProbeResult | None:
+def observed(ctx: CheckContext) -> ProbeResult | None:
     """The probe's run on this context, run once (the scan weighs it too); None when no step, the probe is off, or
     there is no model it can run (a twin that failed to build, a real model on meta without a twin)."""
     probe_spec = ctx.contract.probe
@@ -72,7 +74,7 @@ def stable_regions(result: ProbeResult | None) -> set[str]:
     return compiled - unsettled
 
 
-def judge(contract: Any, result: ProbeResult) -> list[Finding]:
+def judge(contract: Contract, result: ProbeResult) -> list[Finding]:
     """Findings from a probe result: recompiles, limit hits and breaks over budget, late hooks, a failing step."""
     regions = {r.name: r for r in contract.regions}
     return [

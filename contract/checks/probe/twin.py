@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contract.checks.context import CheckContext
 from contract.checks.probe.rules import PROBE_FAILED, TWIN_LACKS_KIND, TWIN_MISSES_REGION
 from contract.findings import Finding
 
@@ -20,15 +21,15 @@ _FLAGS = (bool, str, type(None))
 numbers are left out: they are widths and layer indices, which a twin changes by design."""
 
 
-def probe_model(ctx: Any) -> Any:
+def probe_model(ctx: CheckContext) -> Any:
     """The model the probe runs the step on: the twin when one is given or named (None when it failed to build),
     else the real model."""
     if ctx.twin is None and ctx.contract.probe.model is None:
-        return ctx.binding.model
+        return ctx.bound().model
     return _twin(ctx)[0]
 
 
-def findings(ctx: Any) -> list[Finding]:
+def findings(ctx: CheckContext) -> list[Finding]:
     """CC010 for a twin that cannot be built, CC410/CC411 for regions it does not cover, CC405 for a real model on
     meta with no twin (the step cannot run on it)."""
     if ctx.binding is None or not ctx.contract.probe.enabled:
@@ -43,8 +44,8 @@ def on_meta(model: Any) -> bool:
     return any(t.is_meta for t in (*model.parameters(), *model.buffers()))
 
 
-def _meta_without_twin(ctx: Any) -> list[Finding]:
-    if ctx.step is None or not on_meta(ctx.binding.model):
+def _meta_without_twin(ctx: CheckContext) -> list[Finding]:
+    if ctx.step is None or not on_meta(ctx.bound().model):
         return []
     return [
         PROBE_FAILED.finding(
@@ -56,23 +57,24 @@ def _meta_without_twin(ctx: Any) -> list[Finding]:
     ]
 
 
-def _twin(ctx: Any) -> tuple[Any, list[Finding]]:
+def _twin(ctx: CheckContext) -> tuple[Any, list[Finding]]:
     """The twin and its findings, built and bound once per context."""
     if "twin" not in ctx.evidence:
         from contract.document.refs import load_twin
 
-        model, out = (ctx.twin, []) if ctx.twin is not None else load_twin(ctx.contract.probe.model)
+        ref = ctx.contract.probe.model
+        model, out = (ctx.twin, []) if ctx.twin is not None or ref is None else load_twin(ref)
         ctx.evidence["twin"] = (model, out if model is None else out + _coverage(ctx, model))
     return ctx.evidence["twin"]
 
 
-def _coverage(ctx: Any, twin: Any) -> list[Finding]:
+def _coverage(ctx: CheckContext, twin: Any) -> list[Finding]:
     """CC410 / CC411 per enabled region the real model binds."""
     from contract.binding.resolve import bind
 
     twin_binding, _ = bind(ctx.contract, twin)  # its own CC5xx repeat the real model's, or are CC410 here
     out: list[Finding] = []
-    for name, rb in ctx.binding.regions.items():
+    for name, rb in ctx.bound().regions.items():
         if not rb.region.enabled or not rb.targets:
             continue
         twin_targets = twin_binding.regions[name].targets

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from contract.checks.context import CheckContext
 from contract.checks.ranks.rules import DYNAMIC_WITHOUT_AGREEMENT, LOCAL_VERDICT, THROUGH_FSDP_SHARDS
 from contract.findings import Finding
 
 
-def check(ctx: Any) -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     """The local multi-rank checks (nothing for a single process)."""
     out = _through_fsdp_shards(ctx)
     if ctx.world <= 1:
@@ -26,7 +27,7 @@ def check(ctx: Any) -> list[Finding]:
     return out + _dynamic_without_agreement(ctx)
 
 
-def _dynamic_without_agreement(ctx: Any) -> list[Finding]:
+def _dynamic_without_agreement(ctx: CheckContext) -> list[Finding]:
     """CC809 once, naming the automatic-dynamic regions and which of the two features is missing."""
     if ctx.binding is None:
         return []
@@ -56,7 +57,7 @@ def _dynamic_without_agreement(ctx: Any) -> list[Finding]:
     ]
 
 
-def _through_fsdp_shards(ctx: Any) -> list[Finding]:
+def _through_fsdp_shards(ctx: CheckContext) -> list[Finding]:
     """CC810 per region whose module is not itself sharded but contains FSDP2-sharded submodules."""
     from contract import _distributed
 

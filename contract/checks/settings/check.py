@@ -14,6 +14,7 @@ import typing
 from collections.abc import Iterable
 from typing import Any
 
+from contract.checks.context import CheckContext
 from contract.checks.settings.rules import (
     CUDAGRAPHS_DYNAMIC,
     EAGER_WITHOUT_REASON,
@@ -41,7 +42,7 @@ POPPED_OPTIONS = frozenset({"guard_filter_fn", "use_aoti"})
 """Keys `torch.compile` pops out of `options` before validating them."""
 
 
-def check(ctx: Any) -> list[Finding]:
+def check(ctx: CheckContext) -> list[Finding]:
     """All settings checks: the torch version, then each region's settings (torch is imported here)."""
     out = check_torch_version(ctx) + check_tested_torch()
     for region in ctx.contract.regions:
@@ -49,7 +50,7 @@ def check(ctx: Any) -> list[Finding]:
     return _dedupe(out)
 
 
-def check_torch_version(ctx: Any, installed: str | None = None) -> list[Finding]:
+def check_torch_version(ctx: CheckContext, installed: str | None = None) -> list[Finding]:
     """CC109 from package metadata; needs no torch import, so `doctor` runs it too."""
     from packaging.specifiers import SpecifierSet
     from packaging.version import InvalidVersion, Version

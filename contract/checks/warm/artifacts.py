@@ -17,15 +17,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from compile_formats.manifest import ManifestError, read
 from contract.checks.cache.artifacts import Inspection, inspect
 from contract.checks.warm.rules import ARTIFACTS_NOT_LOADED
+from contract.document.load import Contract
 from contract.findings import Finding
 
 
-def load(contract: Any, *, strict: bool = False, found: Inspection | None = None) -> list[Finding]:
+def load(contract: Contract, *, strict: bool = False, found: Inspection | None = None) -> list[Finding]:
     """Load `[cache] artifacts` into the caches (enforce, before the checks and apply); CC707 when torch fails.
 
     Only bytes that passed the checks are loaded (owner and mode, the pin, the container: `cache.artifacts`, or the
@@ -44,7 +44,7 @@ def load(contract: Any, *, strict: bool = False, found: Inspection | None = None
     return _coverage(contract, found.path, wrote)
 
 
-def precompile_wanted(contract: Any, found: Inspection) -> bool | None:
+def precompile_wanted(contract: Contract, found: Inspection) -> bool | None:
     """Whether this start runs torch's `caching_precompile`: True where the manifest verified its bundle with this
     torch and the artifacts passed their checks (so they load), False where a verdict says otherwise, None (leave
     torch's setting) where there is no verdict to go by."""
@@ -91,7 +91,7 @@ def _failed(path: Path, why: str) -> Finding:
     )
 
 
-def _coverage(contract: Any, path: Path, wrote: dict[str, list[str]]) -> list[Finding]:
+def _coverage(contract: Contract, path: Path, wrote: dict[str, list[str]]) -> list[Finding]:
     """The FX-graph and AOTAutograd keys the manifest recorded that the load did not write. A precompiled bundle's
     AOTAutograd entries are the bundled ones of its second pass, under other keys (torch's load keeps the last section
     of each artifact type, `CacheArtifactManager.deserialize`), so there only the FX-graph keys are compared."""

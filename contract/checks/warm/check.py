@@ -16,6 +16,7 @@ from compile_formats import fingerprint
 from compile_formats.manifest import Change, Manifest, ManifestError, environment_changes, read
 from contract.checks.cache import artifacts
 from contract.checks.cache.dirs import resolve_dir
+from contract.checks.context import CheckContext
 from contract.checks.warm import kernels
 from contract.checks.warm.rules import (
     ARTIFACTS_NOT_LOADED,
@@ -26,6 +27,7 @@ from contract.checks.warm.rules import (
     PGO_STATE_MISSING,
     REGION_CHANGED,
 )
+from contract.document.load import Contract
 from contract.findings import Finding, Severity
 
 MAX_CHANGES = 8
@@ -34,17 +36,17 @@ JOB_ID_VARS = ("TORCH_COMPILE_JOB_ID", "TORCH_COMPILE_STICKY_PGO_KEY")
 """Where `torch.compiler.config.job_id` reads its default (first one set wins)."""
 
 
-def check(ctx: Any, *, environ: Mapping[str, str] | None = None) -> list[Finding]:
+def check(ctx: CheckContext, *, environ: Mapping[str, str] | None = None) -> list[Finding]:
     """Every warm-start prediction (imports torch through the adapter when a manifest is configured)."""
     return _predict(ctx, os.environ if environ is None else environ, full=True)
 
 
-def doctor_check(ctx: Any, *, environ: Mapping[str, str] | None = None) -> list[Finding]:
+def doctor_check(ctx: CheckContext, *, environ: Mapping[str, str] | None = None) -> list[Finding]:
     """The predictions that need no torch import (for `doctor`)."""
     return _predict(ctx, os.environ if environ is None else environ, full=False)
 
 
-def _predict(ctx: Any, environ: Mapping[str, str], *, full: bool) -> list[Finding]:
+def _predict(ctx: CheckContext, environ: Mapping[str, str], *, full: bool) -> list[Finding]:
     contract, spec = ctx.contract, ctx.contract.cache
     out = _artifacts_file(ctx) + kernels.of(ctx, full=full).findings
     if spec.manifest is None:
@@ -81,9 +83,11 @@ def _finding(rule: Any, spec: Any, certain: bool, where: str, message: str, fix:
     return rule.finding(where, message, fix, severity=_severity(spec, certain))
 
 
-def _read(contract: Any) -> tuple[Manifest | None, list[Finding]]:
+def _read(contract: Contract) -> tuple[Manifest | None, list[Finding]]:
     """The manifest, or CC702 (no file) / CC701 (unusable)."""
     spec = contract.cache
+    if spec.manifest is None:  # callers check `[cache] manifest` first
+        return None, []
     path = contract.resolve_path(spec.manifest)
     try:
         return read(path), []
@@ -185,7 +189,7 @@ def _regions(spec: Any, manifest: Manifest, binding: Any) -> list[Finding]:
     return out
 
 
-def _entries(ctx: Any, manifest: Manifest, environ: Mapping[str, str]) -> list[Finding]:
+def _entries(ctx: CheckContext, manifest: Manifest, environ: Mapping[str, str]) -> list[Finding]:
     """CC705: recorded keys absent from the cache dir this start uses (no remote cache, no artifacts to load)."""
     spec = ctx.contract.cache
     if spec.remote or environ.get("TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE") == "1":
@@ -236,7 +240,7 @@ def _entry_exists(cache_dir: str, key: str) -> bool:
         return False
 
 
-def _artifact_keys(ctx: Any, manifest: Manifest) -> set[str]:
+def _artifact_keys(ctx: CheckContext, manifest: Manifest) -> set[str]:
     """Keys the `[cache] artifacts` file will write when enforce loads it (as `warm` saved them; none when enforce
     will not load it)."""
     recorded = manifest.artifacts or {}
@@ -246,7 +250,9 @@ def _artifact_keys(ctx: Any, manifest: Manifest) -> set[str]:
     return {str(k) for v in keys.values() if isinstance(v, list) for k in v} if isinstance(keys, dict) else set()
 
 
-def _pgo(manifest: Manifest, contract: Any, ctx: Any, environ: Mapping[str, str], *, full: bool) -> list[Finding]:
+def _pgo(
+    manifest: Manifest, contract: Contract, ctx: CheckContext, environ: Mapping[str, str], *, full: bool
+) -> list[Finding]:
     """CC706: the warm run had PGO state; this start has another job id or no state file."""
     recorded = manifest.pgo
     job, state = recorded.get("job_id"), recorded.get("state_file")
@@ -264,7 +270,7 @@ def _pgo(manifest: Manifest, contract: Any, ctx: Any, environ: Mapping[str, str]
     return []
 
 
-def _current_pgo(contract: Any, ctx: Any, environ: Mapping[str, str], state: str) -> dict[str, Any]:
+def _current_pgo(contract: Contract, ctx: CheckContext, environ: Mapping[str, str], state: str) -> dict[str, Any]:
     from contract import _caches
 
     now = _caches.pgo_state()
@@ -272,13 +278,13 @@ def _current_pgo(contract: Any, ctx: Any, environ: Mapping[str, str], state: str
     return {"job_id": now["job_id"], "present": now["present"], "path": path}
 
 
-def _static_pgo(contract: Any, ctx: Any, environ: Mapping[str, str], state: str) -> dict[str, Any]:
+def _static_pgo(contract: Contract, ctx: CheckContext, environ: Mapping[str, str], state: str) -> dict[str, Any]:
     job = next((environ[v] for v in JOB_ID_VARS if environ.get(v)), None)
     path = os.path.join(resolve_dir(contract, ctx.snapshot, environ).path, state)
     return {"job_id": job, "present": os.path.isfile(path), "path": path}
 
 
-def _artifact_types(ctx: Any, manifest: Manifest) -> set[str]:
+def _artifact_types(ctx: CheckContext, manifest: Manifest) -> set[str]:
     recorded = manifest.artifacts or {}
     keys = recorded.get("keys") if isinstance(recorded, dict) else None
     if not isinstance(keys, dict) or not artifacts.of(ctx).loadable:
@@ -286,7 +292,7 @@ def _artifact_types(ctx: Any, manifest: Manifest) -> set[str]:
     return {k for k, v in keys.items() if v}
 
 
-def _artifacts_file(ctx: Any) -> list[Finding]:
+def _artifacts_file(ctx: CheckContext) -> list[Finding]:
     """CC707 (check, doctor): the `[cache] artifacts` file enforce would load is not there, or torch cannot use it
     (damaged or foreign: checked in pure Python, so torch never prints a traceback over it)."""
     found = artifacts.of(ctx)

@@ -35,7 +35,9 @@ from typing import Any
 from compile_formats.manifest import ManifestError, read
 from contract.checks.cache.artifacts import as_written, insecure
 from contract.checks.cache.security import Exposed, read_private
+from contract.checks.context import CheckContext
 from contract.checks.warm.rules import KERNELS_OTHER_HOST, KERNELS_REFUSED
+from contract.document.load import Contract
 from contract.findings import Finding, Severity
 
 SUFFIX = ".kernels"
@@ -62,12 +64,12 @@ class Pack:
     """Verified members (`<2 chars>/<name>.so` -> bytes) to install; None when anything above stops it."""
 
 
-def pack_path(contract: Any) -> Path | None:
+def pack_path(contract: Contract) -> Path | None:
     """Where the pack of `[cache] artifacts` is (as written: a symlink's own directory is checked too)."""
     return as_written(contract, contract.cache.artifacts + SUFFIX) if contract.cache.artifacts else None
 
 
-def inspect(contract: Any, *, uid: int | None = None, full: bool = True) -> Pack:
+def inspect(contract: Contract, *, uid: int | None = None, full: bool = True) -> Pack:
     """Check, read, hash and unpack the pack the manifest records; with `full`, compare the host too."""
     recorded, path = _recorded(contract), pack_path(contract)
     if recorded is None or path is None:
@@ -91,7 +93,7 @@ def inspect(contract: Any, *, uid: int | None = None, full: bool = True) -> Pack
     return Pack(path=path, files=files)
 
 
-def _recorded(contract: Any) -> dict[str, Any] | None:
+def _recorded(contract: Contract) -> dict[str, Any] | None:
     """The manifest's `kernels` field (None: no manifest, an unreadable one, which CC701 reports, or no pack)."""
     spec = contract.cache
     if not spec.artifacts or not spec.manifest:
@@ -207,7 +209,7 @@ def install(pack: Pack, cache_dir: str | Path) -> tuple[int, int]:
     return written, kept
 
 
-def install_into_cache(contract: Any, pack: Pack) -> tuple[int, int]:
+def install_into_cache(contract: Contract, pack: Pack) -> tuple[int, int]:
     """`install` into the cache dir torch uses now, unless it is not `[cache] dir` (CC201) or others could write it
     (CC207): those checks refuse the start, and nothing is added to a dir that is not the job's."""
     if not pack.files:
@@ -249,7 +251,7 @@ def _put(target: Path, body: bytes) -> int:
         Path(tmp).unlink(missing_ok=True)
 
 
-def of(ctx: Any, *, full: bool = True) -> Pack:
+def of(ctx: CheckContext, *, full: bool = True) -> Pack:
     """The context's inspection, made once (enforce's, handed over as evidence, or made here)."""
     if EVIDENCE not in ctx.evidence:
         ctx.evidence[EVIDENCE] = inspect(ctx.contract, full=full)
@@ -257,7 +259,7 @@ def of(ctx: Any, *, full: bool = True) -> Pack:
     return pack
 
 
-def _refused(contract: Any, path: Path, why: str) -> Pack:
+def _refused(contract: Contract, path: Path, why: str) -> Pack:
     severity: Severity = "error" if contract.cache.require_warm else "warning"
     finding = KERNELS_REFUSED.finding(
         "cache.artifacts",

@@ -11,7 +11,6 @@ distinct break sites of one instance. A run of the same step under those values 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import traceback
 from collections.abc import Callable
@@ -24,10 +23,8 @@ from contract import _torch
 from contract.binding.apply import apply, unapply
 from contract.binding.resolve import bind, parameters
 from contract.document.load import Contract
-from contract.document.schema import MonitorSpec
+from contract.observe import Recorder, observer, relaxed
 
-UNLIMITED = 1 << 30
-"""Budgets while recording: nothing breaches, so no `on_breach` action changes what the step does."""
 _SIZE_GUARD = re.compile(r"tensor '(?:L\[')?([A-Za-z_]\w*(?:\[\d+\])?)(?:'\])?' size mismatch at index (\d+)")
 _POSITIONAL = re.compile(r"^args\[(\d+)\]$")
 
@@ -120,39 +117,19 @@ def compiled_late(rec: RegionRecord, steps: int) -> bool:
     return steps > 1 and any(c.step == steps - 1 for c in rec.compiles)
 
 
-class _Events:
-    """The monitor's logger: keeps the events that matter, tagged with the current step."""
-
-    def __init__(self) -> None:
-        self.step = 0
-        self.events: list[tuple[int, str, dict[str, Any]]] = []
-
-    def __getattr__(self, level: str) -> Callable[..., None]:
-        if level not in ("debug", "info", "warning", "error", "critical"):
-            raise AttributeError(level)
-
-        def log(event: str, **fields: Any) -> None:
-            self.events.append((self.step, event, fields))
-
-        return log
-
-
 def record(contract: Contract, model: nn.Module, step: Callable, *, steps: int, step_ref: str) -> Recording:
     """Run `steps` calls of `step(model, i)` under the contract and the monitor; the model is restored afterwards."""
     import torch
-    from prometheus_client import CollectorRegistry
 
-    import monitor
     from contract.checks.probe.restore import restore, snapshot
 
-    relaxed = _relaxed(contract)
-    binding, _ = bind(relaxed, model)
+    binding, _ = bind(relaxed(contract, unlimited=True), model)
     config, saved = _torch.dynamo_config(), snapshot(model)
-    events = _Events()
+    events = Recorder()
     torch.compiler.reset()
     try:
         _apply(binding)
-        with monitor.start(binding, registry=CollectorRegistry(), logger=events, serve=False) as mon:
+        with observer(binding, events) as mon:
             _run(events, model, step, steps, step_ref)
             snap = mon.snapshot()
     finally:
@@ -163,16 +140,6 @@ def record(contract: Contract, model: nn.Module, step: Callable, *, steps: int, 
     return Recording(step_ref=step_ref, steps=steps, backend=backend, regions=_regions(binding, events, snap))
 
 
-def _relaxed(contract: Contract) -> Contract:
-    """The contract with its real compile settings, budgets nothing can exceed (`alert` only), and no export: the
-    recording serves no port, writes no snapshot file and pushes nothing, whatever `[monitor]` says."""
-    regions = tuple(
-        dataclasses.replace(r, recompile_budget=UNLIMITED, graph_break_budget=UNLIMITED, on_breach="alert")
-        for r in contract.regions
-    )
-    return dataclasses.replace(contract, regions=regions, monitor=MonitorSpec())
-
-
 def _apply(binding: Any) -> None:
     """Compile every region in place; a setting torch rejects is the user's to fix."""
     try:
@@ -181,7 +148,7 @@ def _apply(binding: Any) -> None:
         raise StepError(f"applying the contract raised {_brief(exc)}; run `compile-contract check` on it") from None
 
 
-def _run(events: _Events, model: nn.Module, step: Callable, steps: int, step_ref: str) -> None:
+def _run(events: Recorder, model: nn.Module, step: Callable, steps: int, step_ref: str) -> None:
     """Call the step; its exception becomes one located line (which call, where in the user's code)."""
     for i in range(steps):
         events.step = i
@@ -194,14 +161,14 @@ def _run(events: _Events, model: nn.Module, step: Callable, steps: int, step_ref
             ) from None
 
 
-def _regions(binding: Any, events: _Events, snap: dict[str, dict[str, Any]]) -> dict[str, RegionRecord]:
+def _regions(binding: Any, events: Recorder, snap: dict[str, dict[str, Any]]) -> dict[str, RegionRecord]:
     """Fold the monitor's events into one record per region."""
     out = {name: RegionRecord(name=name) for name in binding.regions}
     params = {name: _params(rb) for name, rb in binding.regions.items()}
-    for step, event, f in events.events:
-        rec = out.get(f.get("region", ""))
+    for e in events.events:
+        rec = out.get(e.fields.get("region", ""))
         if rec is not None:
-            _fold(rec, step, event, f, params[rec.name])
+            _fold(rec, e.step, e.name, e.fields, params[rec.name])
     for name, rec in out.items():
         rec.break_sites = int(snap.get(name, {}).get("budget_graph_breaks", len(rec.breaks)))
     return out

@@ -35,7 +35,8 @@ GROWING = 3
 with the instances (CC408; two can be one input that differs once: the first layer's input lacks grad)."""
 
 if TYPE_CHECKING:  # run imports torch; `doctor` imports this module without it
-    from contract.checks.probe.run import Event, ProbeResult
+    from contract.checks.probe.run import ProbeResult
+    from contract.observe import Event
 
 
 def check(ctx: CheckContext) -> list[Finding]:

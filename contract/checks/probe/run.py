@@ -1,7 +1,7 @@
 """Dynamic probe: apply the contract with a cheap backend and run the user's step under the runtime monitor itself.
 
-The monitor is the one reader of Dynamo's evidence and the one judge of budgets: the probe starts it (no port, a
-private registry, no budget action) with a logger that keeps every event it emits and the probe step it happened
+The monitor is the one reader of Dynamo's evidence and the one judge of budgets: the probe starts it as an observed
+run (`contract.observe`: no port, a private registry, no budget action) with a logger that keeps every event it emits and the probe step it happened
 in: each compile attributed to its region instance, each recompile with the guard that failed and the user's
 `file:line` it names, each distinct graph-break site (frames Dynamo gave up on included), each recompile-limit hit.
 The probe adds what only a startup run can see: module hooks that appeared on region modules after compile, and a
@@ -12,13 +12,11 @@ Afterwards the probe puts back what it and the step changed (`restore`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from prometheus_client import CollectorRegistry
 from torch import nn
 
 from contract import _compiled, _torch
@@ -28,20 +26,8 @@ from contract.binding.targets import Binding
 from contract.checks.probe.restore import restore, snapshot
 from contract.checks.probe.uncompiled import never_compiled
 from contract.document.load import Contract
-from contract.document.schema import MonitorSpec
+from contract.observe import Event, Recorder, observer, relaxed
 from monitor.unclaimed import LABEL as UNCLAIMED
-
-
-@dataclass(frozen=True, kw_only=True)
-class Event:
-    """One event the monitor emitted during the probe."""
-
-    name: str
-    """`compile`, `recompile`, `graph_break`, `recompile_limit_hit`, ... (see docs/topics/monitor.md)."""
-    step: int
-    """Index of the probe step it happened in."""
-    fields: dict[str, Any]
-    """The event's fields, as the monitor logs them."""
 
 
 @dataclass(kw_only=True)
@@ -71,37 +57,19 @@ class ProbeResult:
         return [e for e in self.events if e.name == name]
 
 
-class _Recorder:
-    """The monitor's logger during the probe: keeps every event with the probe step it happened in, and the module
-    hooks each region instance had when it first compiled (what its graph was traced with)."""
+class _HooksAtCompile:
+    """The module hooks each region instance had when it first compiled (what its graph was traced with)."""
 
     def __init__(self, binding: Binding) -> None:
-        self.events: list[Event] = []
-        self.step = 0
         self.binding = binding
-        self.hooks_at_compile: dict[tuple[str, str], set[tuple[str, int]]] = {}
+        self.ids: dict[tuple[str, str], set[tuple[str, int]]] = {}
         self._compiled: set[tuple[str, str]] = set()
 
-    def _keep(self, event: str, **fields: Any) -> None:
-        self.events.append(Event(name=event, step=self.step, fields=fields))
-        instance = (fields.get("region", ""), fields.get("module", ""))
-        if event == "compile" and instance not in self._compiled:
+    def __call__(self, event: Event) -> None:
+        instance = (event.fields.get("region", ""), event.fields.get("module", ""))
+        if event.name == "compile" and instance not in self._compiled:
             self._compiled.add(instance)
-            self.hooks_at_compile.update(_hook_ids(self.binding, instance))
-
-    info = warning = error = debug = _keep
-
-
-def probe_contract(contract: Contract, backend: str) -> Contract:
-    """The same regions compiled with the probe's backend (mode and options are Inductor's: dropped), observed
-    only (no budget action, no export); regions the engine compiles are compiled by the probe like the others."""
-    regions = tuple(
-        dataclasses.replace(r, backend=backend, mode=None, options={}, on_breach="alert", compiled_by="contract")
-        if r.enabled
-        else r
-        for r in contract.regions
-    )
-    return dataclasses.replace(contract, regions=regions, monitor=MonitorSpec())
+            self.ids.update(_hook_ids(self.binding, instance))
 
 
 def probe(
@@ -113,24 +81,23 @@ def probe(
     backend: str = "eager",
 ) -> ProbeResult:
     """Run `steps` iterations of `step(model, i)` under the contract compiled with `backend`, then restore."""
-    binding, _ = bind(probe_contract(contract, backend), model)
+    binding, _ = bind(relaxed(contract, backend=backend), model)
     config, saved = _torch.dynamo_config(), snapshot(model)
     engine = list(engine_compiles(model).values())  # the engine's own compiles run eager while the probe runs
     for comp in engine:
         _compiled.put(comp, comp.eager)
-    from monitor.runtime import Monitor  # after the snapshot: importing structlog draws from Python's `random`
-
-    recorder = _Recorder(binding)
+    hooks = _HooksAtCompile(binding)
+    recorder = Recorder(on_event=hooks)
     result = ProbeResult(steps=0)
     torch.compiler.reset()
-    mon = Monitor(binding, registry=CollectorRegistry(), logger=recorder, serve=False, environ={})
+    mon = observer(binding, recorder)  # after the snapshot: importing structlog draws from Python's `random`
     try:
         _apply_and_run(recorder, binding, model, step, steps, result)
         result.regions = {name: s for name, s in mon.snapshot().items() if name != UNCLAIMED}
         if result.error is None:
             compiled = {e.fields["region"] for e in recorder.events if e.name == "compile"}
             result.uncompiled = never_compiled(binding, step, compiled, result.steps - 1)
-        result.hooks_added = _new_hooks(binding, recorder.hooks_at_compile)
+        result.hooks_added = _new_hooks(binding, hooks.ids)
         result.structure = {t.path or "<root>": _structure(t.module) for t in binding.targets()}
     finally:
         mon.stop()
@@ -144,7 +111,7 @@ def probe(
 
 
 def _apply_and_run(
-    recorder: _Recorder, binding: Binding, model: nn.Module, step: Callable, steps: int, result: ProbeResult
+    recorder: Recorder, binding: Binding, model: nn.Module, step: Callable, steps: int, result: ProbeResult
 ) -> None:
     try:
         apply(binding)

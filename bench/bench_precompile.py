@@ -33,6 +33,9 @@ from typing import Any
 
 T0 = time.perf_counter()
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages and bench.engine_start
+from bench import engine_start  # noqa: E402
+
 CLI = str(Path(sys.executable).parent / "compile-contract")
 CONTRACT = """\
 [contract]
@@ -93,7 +96,6 @@ def step_demo(model: Any, i: int) -> Any:
 
 def build_llama() -> Any:
     """A Hugging Face Llama from a small config (BENCH_LAYERS x BENCH_HIDDEN) on the bench device."""
-    sys.path.insert(0, str(ROOT))
     from examples.scenario_models import build_llama as build
 
     layers, hidden = int(os.environ.get("BENCH_LAYERS", "2")), int(os.environ.get("BENCH_HIDDEN", "128"))
@@ -124,12 +126,9 @@ def _run(forward: Any) -> Any:
 # -- one engine start (child process) ------------------------------------------------------------------------------
 def child(contract_path: str) -> None:
     """enforce (loads the artifacts first) + monitor + one step; prints one JSON line with the timings."""
-    sys.path.insert(0, str(ROOT))
     import torch
 
-    from bench.engine_start import start
-
-    snap, enforce_s, first_step_at = start(contract_path, T0, _device())
+    snap, enforce_s, first_step_at = engine_start.start(contract_path, T0, _device())
     firsts = {k: sum(s["first_compiles"][k] for s in snap.values()) for k in ("precompile", "artifacts", "cold")}
     loads = sum(s["first_compile_seconds"]["precompile"] for s in snap.values())
     dynamo = sum(s["compile_seconds"] for s in snap.values())
@@ -177,21 +176,14 @@ def _contract(site: Path, key: tuple[str, str], name: str, cache: str, artifacts
 
 
 def _run_cmd(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=7200)
-    if out.returncode != 0:
-        sys.exit(f"bench_precompile: {' '.join(cmd[:3])} failed (rc={out.returncode}):\n{out.stderr[-3000:]}")
-    return out
+    return engine_start.run(cmd, env, name="bench_precompile", timeout=7200)
 
 
 def start(args: argparse.Namespace, contract: Path, cache: Path) -> dict[str, Any]:
     """One engine start in a fresh process with an empty cache dir (enforce installs the kernel pack, if any)."""
     shutil.rmtree(cache, ignore_errors=True)
     cache.mkdir(parents=True, mode=0o700)
-    t0 = time.perf_counter()
-    out = _run_cmd([sys.executable, __file__, "--child", str(contract)], _env(args, cache))
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    result["process_s"] = time.perf_counter() - t0
-    return result
+    return engine_start.timed_child(__file__, contract, _env(args, cache), name="bench_precompile", timeout=7200)
 
 
 def bench_config(args: argparse.Namespace, key: tuple[str, str], root: Path) -> dict[str, Any]:

@@ -27,6 +27,9 @@ from typing import Any
 
 T0 = time.perf_counter()
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages and bench.engine_start
+from bench import engine_start  # noqa: E402
+
 CLI = str(Path(sys.executable).parent / "compile-contract")
 CONTRACT = """\
 [contract]
@@ -81,7 +84,6 @@ def step_demo(model: Any, i: int) -> Any:
 
 def build_llama() -> Any:
     """A Hugging Face Llama from a small config (BENCH_LAYERS x BENCH_HIDDEN) on the bench device."""
-    sys.path.insert(0, str(ROOT))
     from examples.scenario_models import build_llama as build
 
     layers, hidden = int(os.environ.get("BENCH_LAYERS", "4")), int(os.environ.get("BENCH_HIDDEN", "256"))
@@ -102,10 +104,7 @@ def step_llama(model: Any, i: int) -> Any:
 # -- one engine start (child process) ------------------------------------------------------------------------------
 def child(contract_path: str) -> None:
     """enforce (loads artifacts first) + monitor + one step; prints one JSON line with the timings."""
-    sys.path.insert(0, str(ROOT))
-    from bench.engine_start import start
-
-    snap, enforce_s, first_step_at = start(contract_path, T0, _device())
+    snap, enforce_s, first_step_at = engine_start.start(contract_path, T0, _device())
     print(
         json.dumps(
             {
@@ -142,24 +141,16 @@ def _contract(site: Path, model: str, cache: str, artifacts: bool) -> Path:
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=3600)
-    if out.returncode != 0:
-        sys.exit(f"bench_warm_start: {' '.join(cmd[:3])} failed (rc={out.returncode}):\n{out.stderr[-3000:]}")
-    return out
+    return engine_start.run(cmd, env, name="bench_warm_start", timeout=3600)
 
 
 def start(args: argparse.Namespace, contract: Path, cache: Path) -> dict[str, Any]:
     """One engine start in a fresh process; its process wall time is added."""
-    t0 = time.perf_counter()
-    out = _run([sys.executable, __file__, "--child", str(contract)], _env(args, cache))
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    result["process_s"] = time.perf_counter() - t0
-    return result
+    return engine_start.timed_child(__file__, contract, _env(args, cache), name="bench_warm_start", timeout=3600)
 
 
 def read_cost(manifest: Path, contract: Path, repeats: int = 50) -> dict[str, float]:
     """Median ms of `manifest.read` and of doctor's whole warm-start prediction (no torch), in this process."""
-    sys.path.insert(0, str(ROOT))
     from compile_formats import manifest as mf
     from contract.checks.context import CheckContext
     from contract.checks.warm import check as warm_check
@@ -186,7 +177,6 @@ def bench_model(args: argparse.Namespace, model: str, root: Path) -> dict[str, A
     t0 = time.perf_counter()
     _run([CLI, "warm", str(warm_contract)], _env(args, site / "cache-warm"))
     warm_run_s = time.perf_counter() - t0
-    sys.path.insert(0, str(ROOT))
     from compile_formats import manifest as mf
 
     manifest = mf.read(site / "warm.json")

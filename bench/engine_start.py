@@ -3,8 +3,14 @@ artifacts first), the monitor, one step. bench_warm_start.py and bench_precompil
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any, NamedTuple
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class NullLogger:
@@ -47,3 +53,20 @@ def start(contract_path: str, t0: float, device: str) -> Started:
         first_step_at = time.perf_counter() - t0
         snap = {n: s for n, s in mon.snapshot().items() if n != "<unclaimed>"}
     return Started(snap, enforce_s, first_step_at)
+
+
+def run(cmd: list[str], env: dict[str, str], *, name: str, timeout: float) -> subprocess.CompletedProcess:
+    """A benchmark's subprocess in the repository root; its failure ends the benchmark with its stderr's tail."""
+    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=timeout)
+    if out.returncode != 0:
+        sys.exit(f"{name}: {' '.join(cmd[:3])} failed (rc={out.returncode}):\n{out.stderr[-3000:]}")
+    return out
+
+
+def timed_child(script: str, contract: Path, env: dict[str, str], *, name: str, timeout: float) -> dict[str, Any]:
+    """`python SCRIPT --child CONTRACT` in a fresh process: the JSON line it prints last, plus its wall time."""
+    t0 = time.perf_counter()
+    out = run([sys.executable, script, "--child", str(contract)], env, name=name, timeout=timeout)
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    result["process_s"] = time.perf_counter() - t0
+    return result

@@ -1,11 +1,12 @@
 """Dynamic probe: apply the contract with a cheap backend and run the user's step under the runtime monitor itself.
 
 The monitor is the one reader of Dynamo's evidence and the one judge of budgets: the probe starts it as an observed
-run (`contract.observe`: no port, a private registry, no budget action) with a logger that keeps every event it emits and the probe step it happened
-in: each compile attributed to its region instance, each recompile with the guard that failed and the user's
-`file:line` it names, each distinct graph-break site (frames Dynamo gave up on included), each recompile-limit hit.
-The probe adds what only a startup run can see: module hooks that appeared on region modules after compile, and a
-step that raised. The startup verdict (CC401/CC403) and the runtime budgets therefore cannot disagree on a run.
+run (`contract.observe`: no port, a private registry, no budget action) with a logger that keeps every event it
+emits and the probe step it happened in: each compile attributed to its region instance, each recompile with the
+guard that failed and the user's `file:line` it names, each distinct graph-break site (frames Dynamo gave up on
+included), each recompile-limit hit. The probe adds what only a startup run can see: module hooks that appeared on
+region modules after compile, and a step that raised. The startup verdict (CC401/CC403) and the runtime budgets
+therefore cannot disagree on a run.
 
 Afterwards the probe puts back what it and the step changed (`restore`).
 """
